@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Input of the module's own bindgen step (see Kbuild): the rdma_cm API and
+ * the C shim, generated against the exact kernel the module is built for.
+ */
+#include <rdma/rdma_cm.h>
+#include <rdma/rdma_user_cm.h>
+
+#include "ucma_shim.h"

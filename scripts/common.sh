@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared settings for the ucma-rs scripts. Sourced, never run.
+#
+# Everything built or downloaded lives under $UCMA_CACHE (outside the
+# repository): the kernel source, the kernel builds keyed by source, config
+# and toolchain, the virtme-ng venv.
+
+UCMA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+UCMA_CACHE=${UCMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ucma-rs}
+
+# The kernel's Rust toolchain: Debian's rustc-web (1.96), never rustup's.
+KERNEL_VERSION=${KERNEL_VERSION:-7.3}
+LLVM_SUFFIX=-19
+K_RUSTC=/usr/bin/rustc
+K_CLIPPY=/usr/bin/clippy-driver
+K_RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
+K_BINDGEN=${K_BINDGEN:-$HOME/.cargo/bin/bindgen}
+VENV=$UCMA_CACHE/venv
+
+# The make variables every kernel and module build gets.
+kmake_vars() {
+	printf '%s\n' "LLVM=$LLVM_SUFFIX" "RUSTC=$K_RUSTC" "HOSTRUSTC=$K_RUSTC" \
+		"CLIPPY_DRIVER=$K_CLIPPY" "BINDGEN=$K_BINDGEN" \
+		"RUST_LIB_SRC=$K_RUST_LIB_SRC"
+}
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Where the cached build of kernel flavour $1 (default, debug) is:
+# the symlink written by scripts/build-kernel after a successful build.
+kernel_dir() {
+	local link=$UCMA_CACHE/kernel-${1:-default}
+	[ -e "$link" ] || return 1
+	readlink -f "$link"
+}

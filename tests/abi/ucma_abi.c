@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Raw-ABI selftest of /dev/infiniband/rdma_cm: speaks the write() ABI
+ * directly (no librdmacm) and checks every answer against what the C
+ * rdma_ucm module gives. Runs against either module (scripts/vm-run
+ * --module rust|c) with the same expectations. Prints KTAP.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdma/rdma_user_cm.h>
+
+#include "ktap.h"
+
+#define DEV "/dev/infiniband/rdma_cm"
+
+static int open_dev(void)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0) {
+		printf("Bail out! open %s: %s\n", DEV, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* A command buffer: header + payload, written in one write(). */
+struct cmd_buf {
+	struct rdma_ucm_cmd_hdr hdr;
+	uint8_t payload[512];
+};
+
+static ssize_t write_cmd(int fd, uint32_t cmd, uint16_t in, uint16_t out, size_t len)
+{
+	struct cmd_buf b;
+
+	memset(&b, 0, sizeof(b));
+	b.hdr.cmd = cmd;
+	b.hdr.in = in;
+	b.hdr.out = out;
+	return write(fd, &b, len);
+}
+
+static void test_node(void)
+{
+	struct stat st;
+	char buf[16] = "";
+	FILE *f;
+
+	ktap_result(stat(DEV, &st) == 0 && S_ISCHR(st.st_mode) && (st.st_mode & 0777) == 0666,
+		    "node_is_char_0666", "mode %o", st.st_mode);
+	f = fopen("/sys/class/misc/rdma_cm/abi_version", "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	ktap_result(strcmp(buf, "4\n") == 0, "abi_version_is_4", "read '%s'", buf);
+}
+
+static void test_framing(int fd)
+{
+	struct cmd_buf b;
+	size_t len;
+	void *unmapped;
+	int ok = 1;
+
+	for (len = 0; len < sizeof(struct rdma_ucm_cmd_hdr); len++) {
+		errno = 0;
+		if (write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, len) != -1 || errno != EINVAL)
+			ok = 0;
+	}
+	ktap_result(ok, "short_write_einval", "a write shorter than 8 bytes was not EINVAL");
+	EXPECT_ERRNO("unknown_cmd_25_einval", write_cmd(fd, 25, 0, 0, 8), EINVAL);
+	EXPECT_ERRNO("unknown_cmd_max_einval", write_cmd(fd, UINT32_MAX, 0, 0, 8), EINVAL);
+	EXPECT_ERRNO("unknown_cmd_before_length", write_cmd(fd, 25, 200, 0, 8), EINVAL);
+	EXPECT_ERRNO("in_longer_than_write_einval",
+		     write_cmd(fd, RDMA_USER_CM_CMD_CREATE_ID, 24, 4, 8 + 23), EINVAL);
+	EXPECT_ERRNO("in_max_einval", write_cmd(fd, RDMA_USER_CM_CMD_CREATE_ID, 0xffff, 4, 8), EINVAL);
+	EXPECT_ERRNO("get_option_enosys", write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, 8), ENOSYS);
+	EXPECT_ERRNO("get_option_enosys_trailing",
+		     write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 16, 0, 8 + 64), ENOSYS);
+	EXPECT_ERRNO("get_option_length_first",
+		     write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 1, 0, 8), EINVAL);
+
+	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	EXPECT_ERRNO("header_fault_efault", write(fd, unmapped, 8), EFAULT);
+	munmap(unmapped, 4096);
+
+	memset(&b, 0, sizeof(b));
+	EXPECT_ERRNO("pwrite_espipe", pwrite(fd, &b, 8, 0), ESPIPE);
+	EXPECT_ERRNO("lseek_espipe", lseek(fd, 0, SEEK_SET), ESPIPE);
+	EXPECT_ERRNO("read_einval", read(fd, &b, sizeof(b)), EINVAL);
+	EXPECT_ERRNO("ioctl_enotty", ioctl(fd, 0, 0), ENOTTY);
+}
+
+static void test_poll_idle(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLOUT | POLLRDNORM };
+	int r = poll(&p, 1, 0);
+
+	ktap_result(r == 0 && p.revents == 0, "poll_idle_no_events", "poll %d revents %#x", r,
+		    p.revents);
+}
+
+/*
+ * The credential check: a forked child has its own cred struct, so its
+ * write() through the inherited fd is EACCES (ib_safe_file_access), even
+ * before the length check.
+ */
+static void test_foreign_creds(int fd)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		errno = 0;
+		long r = write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, 4);
+
+		_exit(r == -1 && errno == EACCES ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	ktap_result(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked_child_eacces",
+		    "child status %#x", status);
+	EXPECT_ERRNO("opener_still_allowed", write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, 8),
+		     ENOSYS);
+}
+
+int main(void)
+{
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	ktap_header(19);
+	test_node();
+	fd = open_dev();
+	test_framing(fd);
+	test_poll_idle(fd);
+	test_foreign_creds(fd);
+	close(fd);
+	return ktap_finish();
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# VM tier: the guest environment that scripts/vm-run promises (KTAP).
+set -u
+n=0 fail=0
+res() { # $1 ok(0/1) $2 name $3 reason
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2 # $3"; fail=$((fail + 1)); fi
+}
+echo "KTAP version 1"
+echo "1..6"
+links=$(rdma link show 2>&1)
+echo "$links" | grep -q 'link rxe0/1 state ACTIVE'; res $? rxe0_active "$links"
+echo "$links" | grep -q 'link siw0/1 state ACTIVE'; res $? siw0_active "$links"
+[ -n "${RXE_IP:-}" ] && [ -n "${RXE_IP6:-}" ] && [ -n "${SIW_IP:-}" ] && [ -n "${SIW_IP6:-}" ]
+res $? addresses_exported "RXE_IP=${RXE_IP:-} SIW_IP=${SIW_IP:-}"
+others=$(ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep -vE '^(lo|veth[0-3])$')
+[ -z "$others" ]; res $? no_outside_network "unexpected links: $others"
+case ${UCMA_MODULE:-} in
+rust) grep -q '^ucma_rs ' /proc/modules && ! grep -q '^rdma_ucm ' /proc/modules ;;
+c) grep -q '^rdma_ucm ' /proc/modules && ! grep -q '^ucma_rs ' /proc/modules ;;
+*) ! grep -qE '^(rdma_ucm|ucma_rs) ' /proc/modules ;;
+esac
+res $? "chosen_module_only_${UCMA_MODULE:-}" "$(grep -E '^(rdma_ucm|ucma_rs) ' /proc/modules)"
+# The module that was not asked for cannot be auto-loaded.
+if [ "${UCMA_MODULE:-}" = c ]; then
+	modprobe ucma_rs 2>/dev/null; ! grep -q '^ucma_rs ' /proc/modules
+else
+	modprobe rdma_ucm 2>/dev/null; ! grep -q '^rdma_ucm ' /proc/modules
+fi
+res $? other_module_not_loadable "the other uCMA module loaded"
+echo "# $((n - fail)) passed, $fail failed, 0 skipped"
+[ $fail = 0 ]
