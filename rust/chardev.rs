@@ -122,7 +122,9 @@ impl PinnedDrop for MiscRegistration {
 ///
 /// `file` must be a file of this device opened by `ucma_open` and not yet
 /// released; the borrow must not outlive the current file operation.
-unsafe fn ucma_file<'a>(file: *mut bindings::file) -> <Arc<UcmaFile> as ForeignOwnable>::Borrowed<'a> {
+unsafe fn ucma_file<'a>(
+    file: *mut bindings::file,
+) -> <Arc<UcmaFile> as ForeignOwnable>::Borrowed<'a> {
     // SAFETY: `private_data` holds the pointer `into_foreign` returned in
     // `ucma_open`; `ucma_release` (the only `from_foreign`) cannot run while a
     // file operation is in progress, as guaranteed by the caller.
@@ -155,7 +157,10 @@ unsafe extern "C" fn ucma_open(inode: *mut bindings::inode, file: *mut bindings:
 /// # Safety
 ///
 /// Called by the VFS once per successful `ucma_open`, after every other file operation.
-unsafe extern "C" fn ucma_release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+unsafe extern "C" fn ucma_release(
+    _inode: *mut bindings::inode,
+    file: *mut bindings::file,
+) -> c_int {
     // SAFETY: `private_data` came from `into_foreign` in `ucma_open`, and
     // release runs exactly once, after every other operation on the file.
     let state = unsafe { <Arc<UcmaFile> as ForeignOwnable>::from_foreign((*file).private_data) };

@@ -17,10 +17,14 @@
     non_snake_case,
     improper_ctypes,
     unreachable_pub,
-    unsafe_op_in_unsafe_fn
+    unsafe_op_in_unsafe_fn,
+    unused_imports
 )]
 
 use kernel::ffi;
 use pin_init::MaybeZeroable;
 
-include!(concat!(env!("UCMA_RS_OBJ"), "/rust/ucma_bindings_generated.rs"));
+include!(concat!(
+    env!("UCMA_RS_OBJ"),
+    "/rust/ucma_bindings_generated.rs"
+));

@@ -54,7 +54,7 @@ static ssize_t write_cmd(int fd, uint32_t cmd, uint16_t in, uint16_t out, size_t
 
 static void test_node(void)
 {
-	struct stat st;
+	struct stat st = { 0 };
 	char buf[16] = "";
 	FILE *f;
 

@@ -7,7 +7,7 @@
 //! never written back into the write buffer; each command that answers carries
 //! a user pointer to its response buffer, `out` bytes long.
 
-use crate::errno::Errno;
+use super::errno::Errno;
 
 /// `RDMA_USER_CM_ABI_VERSION`, shown in `/sys/class/misc/rdma_cm/abi_version`.
 pub const ABI_VERSION: u32 = 4;

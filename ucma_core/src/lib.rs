@@ -12,3 +12,4 @@
 
 pub mod abi;
 pub mod errno;
+pub mod uapi;

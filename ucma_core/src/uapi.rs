@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The payload structs of the uCMA ABI, version 4.
+//!
+//! These mirror `include/uapi/rdma/rdma_user_cm.h`, a fixed userspace ABI. The
+//! kernel module checks every size and offset here against the header of the
+//! kernel it is built for (`const` asserts in `rust/abi_check.rs`), so a
+//! mismatch fails the build. Socket addresses and the verbs sub-structs that
+//! the kernel fills with its own marshalling helpers are carried as bytes.
+
+use zerocopy_derive::{
+    FromBytes,
+    Immutable,
+    IntoBytes,
+    KnownLayout, //
+};
+
+/// `RDMA_MAX_PRIVATE_DATA`.
+pub const MAX_PRIVATE_DATA: usize = 256;
+/// `sizeof(struct sockaddr_in6)`.
+pub const SOCKADDR_IN6_SIZE: usize = 28;
+/// `sizeof(struct __kernel_sockaddr_storage)`.
+pub const SOCKADDR_STORAGE_SIZE: usize = 128;
+
+/// `struct rdma_ucm_create_id`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct CreateId {
+    /// User cookie reported with every event of the id.
+    pub uid: u64,
+    /// Where the `CreateIdResp` goes.
+    pub response: u64,
+    /// Port space (`RDMA_PS_*`).
+    pub ps: u16,
+    /// QP type, used for `RDMA_PS_IB` only.
+    pub qp_type: u8,
+    /// Ignored.
+    pub reserved: [u8; 5],
+}
+
+/// `struct rdma_ucm_create_id_resp`; also the reply of the joins.
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct CreateIdResp {
+    /// The new id.
+    pub id: u32,
+}
+
+/// `struct rdma_ucm_destroy_id`; also LEAVE_MCAST's command.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct DestroyId {
+    /// Where the `DestroyIdResp` goes.
+    pub response: u64,
+    /// The id (or multicast id).
+    pub id: u32,
+    /// Ignored.
+    pub reserved: u32,
+}
+
+/// `struct rdma_ucm_destroy_id_resp`; also LEAVE_MCAST's and MIGRATE_ID's reply.
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct DestroyIdResp {
+    /// Events of the id already delivered by GET_EVENT.
+    pub events_reported: u32,
+}
+
+/// `struct rdma_ucm_bind_ip`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct BindIp {
+    /// Unused by the kernel.
+    pub response: u64,
+    /// `struct sockaddr_in6` (or a shorter `sockaddr_in`).
+    pub addr: [u8; SOCKADDR_IN6_SIZE],
+    /// The id.
+    pub id: u32,
+}
+
+/// `struct rdma_ucm_bind`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Bind {
+    /// The id.
+    pub id: u32,
+    /// Size of the address in `addr`.
+    pub addr_size: u16,
+    /// Must be zero.
+    pub reserved: u16,
+    /// `struct __kernel_sockaddr_storage`.
+    pub addr: [u8; SOCKADDR_STORAGE_SIZE],
+}
+
+/// `struct rdma_ucm_resolve_ip`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct ResolveIp {
+    /// Source address (family 0: none).
+    pub src_addr: [u8; SOCKADDR_IN6_SIZE],
+    /// Destination address.
+    pub dst_addr: [u8; SOCKADDR_IN6_SIZE],
+    /// The id.
+    pub id: u32,
+    /// Timeout.
+    pub timeout_ms: u32,
+}
+
+/// `struct rdma_ucm_resolve_addr`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct ResolveAddr {
+    /// The id.
+    pub id: u32,
+    /// Timeout.
+    pub timeout_ms: u32,
+    /// Size of `src_addr` (0: none).
+    pub src_size: u16,
+    /// Size of `dst_addr`.
+    pub dst_size: u16,
+    /// Must be zero.
+    pub reserved: u32,
+    /// Source address.
+    pub src_addr: [u8; SOCKADDR_STORAGE_SIZE],
+    /// Destination address.
+    pub dst_addr: [u8; SOCKADDR_STORAGE_SIZE],
+}
+
+/// `struct rdma_ucm_resolve_route`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct ResolveRoute {
+    /// The id.
+    pub id: u32,
+    /// Timeout.
+    pub timeout_ms: u32,
+}
+
+/// `struct rdma_ucm_query`; also QUERY_ROUTE's command.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Query {
+    /// Where the reply goes.
+    pub response: u64,
+    /// The id.
+    pub id: u32,
+    /// `RDMA_USER_CM_QUERY_*` (ignored by QUERY_ROUTE).
+    pub option: u32,
+}
+
+/// `struct rdma_ucm_conn_param`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct ConnParam {
+    /// QP number (24 bits used).
+    pub qp_num: u32,
+    /// Q_Key (AF_IB only).
+    pub qkey: u32,
+    /// Private data.
+    pub private_data: [u8; MAX_PRIVATE_DATA],
+    /// Bytes of `private_data` used.
+    pub private_data_len: u8,
+    /// Whether the QP uses an SRQ.
+    pub srq: u8,
+    /// Responder resources.
+    pub responder_resources: u8,
+    /// Initiator depth.
+    pub initiator_depth: u8,
+    /// Flow control.
+    pub flow_control: u8,
+    /// Retry count.
+    pub retry_count: u8,
+    /// RNR retry count.
+    pub rnr_retry_count: u8,
+    /// Non-zero when the parameters are given.
+    pub valid: u8,
+}
+
+/// Size of `struct ib_uverbs_ah_attr`.
+pub const AH_ATTR_SIZE: usize = 32;
+
+/// `struct rdma_ucm_ud_param`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct UdParam {
+    /// QP number.
+    pub qp_num: u32,
+    /// Q_Key.
+    pub qkey: u32,
+    /// `struct ib_uverbs_ah_attr`.
+    pub ah_attr: [u8; AH_ATTR_SIZE],
+    /// Private data.
+    pub private_data: [u8; MAX_PRIVATE_DATA],
+    /// Bytes of `private_data` used.
+    pub private_data_len: u8,
+    /// Zero.
+    pub reserved: [u8; 7],
+}
+
+/// `struct rdma_ucm_ece`.
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Ece {
+    /// Vendor id.
+    pub vendor_id: u32,
+    /// Attribute modifier.
+    pub attr_mod: u32,
+}
+
+/// `struct rdma_ucm_connect`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Connect {
+    /// Connection parameters; `valid` must be set.
+    pub conn_param: ConnParam,
+    /// The id.
+    pub id: u32,
+    /// Ignored.
+    pub reserved: u32,
+    /// Enhanced connection establishment (newer userspace only).
+    pub ece: Ece,
+}
+
+/// `struct rdma_ucm_listen`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Listen {
+    /// The id.
+    pub id: u32,
+    /// Backlog (<= 0 or above the sysctl: the sysctl's value).
+    pub backlog: i32,
+}
+
+/// `struct rdma_ucm_accept`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Accept {
+    /// The uid the accepted id reports events with.
+    pub uid: u64,
+    /// Connection parameters (`valid` 0: active-side RTU).
+    pub conn_param: ConnParam,
+    /// The id.
+    pub id: u32,
+    /// Ignored.
+    pub reserved: u32,
+    /// Enhanced connection establishment (newer userspace only).
+    pub ece: Ece,
+}
+
+/// `struct rdma_ucm_reject`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Reject {
+    /// The id.
+    pub id: u32,
+    /// Bytes of `private_data` used.
+    pub private_data_len: u8,
+    /// Reject reason (0: consumer defined).
+    pub reason: u8,
+    /// Ignored.
+    pub reserved: [u8; 2],
+    /// Private data.
+    pub private_data: [u8; MAX_PRIVATE_DATA],
+}
+
+/// `struct rdma_ucm_disconnect`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Disconnect {
+    /// The id.
+    pub id: u32,
+}
+
+/// `struct rdma_ucm_init_qp_attr`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct InitQpAttr {
+    /// Where the `struct ib_uverbs_qp_attr` goes.
+    pub response: u64,
+    /// The id.
+    pub id: u32,
+    /// Target `enum ib_qp_state`.
+    pub qp_state: u32,
+}
+
+/// Size of `struct ib_uverbs_qp_attr`, INIT_QP_ATTR's reply.
+pub const QP_ATTR_SIZE: usize = 144;
+
+/// `struct rdma_ucm_get_event`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct GetEvent {
+    /// Where the `EventResp` goes.
+    pub response: u64,
+}
+
+/// The `param` union of `struct rdma_ucm_event_resp` (304 bytes, 4-aligned).
+pub const EVENT_PARAM_SIZE: usize = 304;
+
+/// `struct rdma_ucm_event_resp`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct EventResp {
+    /// The id's (or multicast's, or listener's) uid.
+    pub uid: u64,
+    /// The id (child id for CONNECT_REQUEST, multicast id for joins).
+    pub id: u32,
+    /// `enum rdma_cm_event_type`.
+    pub event: u32,
+    /// Status (negative errno, or the reject reason).
+    pub status: u32,
+    /// `union { conn; ud; arg32[2]; }`.
+    pub param: [u8; EVENT_PARAM_SIZE],
+    /// Zero.
+    pub reserved: u32,
+    /// ECE of the event.
+    pub ece: Ece,
+}
+
+impl EventResp {
+    /// Size userspace must provide at least (old 32-bit layout: no
+    /// `reserved`, no `ece`).
+    pub const MIN_OUT: usize = core::mem::size_of::<Self>() - 4 - core::mem::size_of::<Ece>();
+}
+
+/// `struct rdma_ucm_set_option`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct SetOption {
+    /// User pointer to the value.
+    pub optval: u64,
+    /// The id.
+    pub id: u32,
+    /// `RDMA_OPTION_ID` or `RDMA_OPTION_IB`.
+    pub level: u32,
+    /// Option name.
+    pub optname: u32,
+    /// Value length.
+    pub optlen: u32,
+}
+
+/// `struct rdma_ucm_notify`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Notify {
+    /// The id.
+    pub id: u32,
+    /// `enum ib_event_type`.
+    pub event: u32,
+}
+
+/// `struct rdma_ucm_join_ip_mcast`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct JoinIpMcast {
+    /// Where the `CreateIdResp` goes.
+    pub response: u64,
+    /// Multicast uid.
+    pub uid: u64,
+    /// Group address.
+    pub addr: [u8; SOCKADDR_IN6_SIZE],
+    /// The id.
+    pub id: u32,
+}
+
+/// `struct rdma_ucm_join_mcast`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct JoinMcast {
+    /// Where the `CreateIdResp` goes.
+    pub response: u64,
+    /// Multicast uid.
+    pub uid: u64,
+    /// The id.
+    pub id: u32,
+    /// Size of `addr`.
+    pub addr_size: u16,
+    /// `RDMA_MC_JOIN_FLAG_*`.
+    pub join_flags: u16,
+    /// Group address.
+    pub addr: [u8; SOCKADDR_STORAGE_SIZE],
+}
+
+/// `struct rdma_ucm_migrate_id`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct MigrateId {
+    /// Where the `DestroyIdResp` (`events_reported`) goes.
+    pub response: u64,
+    /// The id, on the file `fd`.
+    pub id: u32,
+    /// The file descriptor the id currently belongs to.
+    pub fd: u32,
+}
+
+/// `struct rdma_ucm_resolve_ib_service`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct ResolveIbService {
+    /// The id.
+    pub id: u32,
+    /// Ignored.
+    pub reserved: u32,
+    /// `struct rdma_ucm_ib_service`: service_id, service_name[64], flags, reserved.
+    pub ibs: [u8; 80],
+}
+
+/// `struct rdma_ucm_write_cm_event`.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct WriteCmEvent {
+    /// The id.
+    pub id: u32,
+    /// Ignored.
+    pub reserved: u32,
+    /// `RDMA_CM_EVENT_USER` or `RDMA_CM_EVENT_INTERNAL`.
+    pub event: u32,
+    /// Status.
+    pub status: u32,
+    /// `union { conn; ud; u64 arg; }`.
+    pub param: [u8; EVENT_PARAM_SIZE],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn sizes_match_the_uapi() {
+        assert_eq!(size_of::<CreateId>(), 24);
+        assert_eq!(size_of::<CreateIdResp>(), 4);
+        assert_eq!(size_of::<DestroyId>(), 16);
+        assert_eq!(size_of::<DestroyIdResp>(), 4);
+        assert_eq!(size_of::<BindIp>(), 40);
+        assert_eq!(size_of::<Bind>(), 136);
+        assert_eq!(size_of::<ResolveIp>(), 64);
+        assert_eq!(size_of::<ResolveAddr>(), 272);
+        assert_eq!(size_of::<ResolveRoute>(), 8);
+        assert_eq!(size_of::<Query>(), 16);
+        assert_eq!(size_of::<ConnParam>(), 272);
+        assert_eq!(size_of::<UdParam>(), 304);
+        assert_eq!(size_of::<Connect>(), 288);
+        assert_eq!(size_of::<Listen>(), 8);
+        assert_eq!(size_of::<Accept>(), 296);
+        assert_eq!(size_of::<Reject>(), 264);
+        assert_eq!(size_of::<Disconnect>(), 4);
+        assert_eq!(size_of::<InitQpAttr>(), 16);
+        assert_eq!(size_of::<GetEvent>(), 8);
+        assert_eq!(size_of::<EventResp>(), 336);
+        assert_eq!(EventResp::MIN_OUT, 324);
+        assert_eq!(size_of::<SetOption>(), 24);
+        assert_eq!(size_of::<Notify>(), 8);
+        assert_eq!(size_of::<JoinIpMcast>(), 48);
+        assert_eq!(size_of::<JoinMcast>(), 152);
+        assert_eq!(size_of::<MigrateId>(), 16);
+        assert_eq!(size_of::<ResolveIbService>(), 88);
+        assert_eq!(size_of::<WriteCmEvent>(), 320);
+    }
+
+    #[test]
+    fn offsets_match_the_uapi() {
+        assert_eq!(offset_of!(BindIp, id), 36);
+        assert_eq!(offset_of!(Bind, addr), 8);
+        assert_eq!(offset_of!(ResolveIp, id), 56);
+        assert_eq!(offset_of!(ResolveAddr, dst_addr), 144);
+        assert_eq!(offset_of!(ConnParam, valid), 271);
+        assert_eq!(offset_of!(Connect, id), 272);
+        assert_eq!(offset_of!(Connect, ece), 280);
+        assert_eq!(offset_of!(Accept, conn_param), 8);
+        assert_eq!(offset_of!(Accept, id), 280);
+        assert_eq!(offset_of!(Accept, ece), 288);
+        assert_eq!(offset_of!(EventResp, param), 20);
+        assert_eq!(offset_of!(EventResp, reserved), 324);
+        assert_eq!(offset_of!(EventResp, ece), 328);
+        assert_eq!(offset_of!(JoinIpMcast, id), 44);
+        assert_eq!(offset_of!(JoinMcast, addr), 24);
+        assert_eq!(offset_of!(WriteCmEvent, param), 16);
+        assert_eq!(align_of::<EventResp>(), 8);
+    }
+}
