@@ -8,7 +8,7 @@ res() { # $1 ok(0/1) $2 name $3 reason
 	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2 # $3"; fail=$((fail + 1)); fi
 }
 echo "KTAP version 1"
-echo "1..6"
+echo "1..7"
 links=$(rdma link show 2>&1)
 echo "$links" | grep -q 'link rxe0/1 state ACTIVE'; res $? rxe0_active "$links"
 echo "$links" | grep -q 'link siw0/1 state ACTIVE'; res $? siw0_active "$links"
@@ -29,5 +29,22 @@ else
 	modprobe rdma_ucm 2>/dev/null; ! grep -q '^rdma_ucm ' /proc/modules
 fi
 res $? other_module_not_loadable "the other uCMA module loaded"
+if [ "${UCMA_MODULE:-}" = c ]; then
+	# ucma_rs refuses to load while the C module holds rdma_cm, and says why.
+	out=$(insmod "$UCMA_ROOT/ucma_rs.ko" 2>&1)
+	rc=$?
+	[ $rc != 0 ] && dmesg | grep -q 'ucma_rs: the rdma_cm device is held by another module'
+	res $? refuses_to_load_beside_rdma_ucm "insmod rc=$rc: $out"
+elif [ "${UCMA_MODULE:-}" = rust ]; then
+	# An open file pins the module.
+	exec 3<>/dev/infiniband/rdma_cm
+	rmmod ucma_rs 2>/dev/null
+	rc=$?
+	exec 3>&-
+	[ $rc != 0 ] && grep -q '^ucma_rs ' /proc/modules
+	res $? open_file_pins_module "rmmod with an open fd returned $rc"
+else
+	res 0 no_module_case_to_check
+fi
 echo "# $((n - fail)) passed, $fail failed, 0 skipped"
 [ $fail = 0 ]
