@@ -3,7 +3,10 @@
  * Input of the module's own bindgen step (see Kbuild): the rdma_cm API and
  * the C shim, generated against the exact kernel the module is built for.
  */
+#include <rdma/ib_marshall.h>
+#include <rdma/ib_sa.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rdma_cm_ib.h>
 #include <rdma/rdma_user_cm.h>
 
 #include "ucma_shim.h"

@@ -6,9 +6,17 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/namei.h>
+#include <linux/sysctl.h>
 #include <linux/sysfs.h>
+#include <net/net_namespace.h>
 #include <rdma/ib.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_sa.h>
+#include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_cm.h>
+
+/* struct ib_client_nl_info: the one private ib_core type the client needs. */
+#include "core_priv.h"
 
 #include "ucma_shim.h"
 
@@ -46,4 +54,119 @@ bool ucma_shim_misc_name_taken(const char *name)
 		return false;
 	path_put(&path);
 	return true;
+}
+
+static unsigned int max_backlog = 1024;
+static struct ctl_table_header *ucma_ctl_table_hdr;
+static struct ctl_table ucma_ctl_table[] = {
+	{
+		.procname	= "max_backlog",
+		.data		= &max_backlog,
+		.maxlen		= sizeof(max_backlog),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_INT_MAX,
+	},
+};
+
+int ucma_shim_sysctl_register(void)
+{
+	ucma_ctl_table_hdr = register_net_sysctl(&init_net, "net/rdma_ucm", ucma_ctl_table);
+	return ucma_ctl_table_hdr ? 0 : -ENOMEM;
+}
+
+void ucma_shim_sysctl_unregister(void)
+{
+	unregister_net_sysctl_table(ucma_ctl_table_hdr);
+}
+
+int ucma_shim_max_backlog(void)
+{
+	return READ_ONCE(max_backlog);
+}
+
+static struct device *ucma_cdev;
+
+static int ucma_get_global_nl_info(struct ib_client_nl_info *res)
+{
+	res->abi = RDMA_USER_CM_ABI_VERSION;
+	res->cdev = ucma_cdev;
+	return 0;
+}
+
+static struct ib_client rdma_cma_client = {
+	.name = "rdma_cm",
+	.get_global_nl_info = ucma_get_global_nl_info,
+};
+
+int ucma_shim_client_register(struct device *cdev)
+{
+	ucma_cdev = cdev;
+	return ib_register_client(&rdma_cma_client);
+}
+
+void ucma_shim_client_unregister(void)
+{
+	ib_unregister_client(&rdma_cma_client);
+}
+
+u64 ucma_shim_node_guid(struct ib_device *dev)
+{
+	return (__force u64)dev->node_guid;
+}
+
+u32 ucma_shim_dev_index(struct ib_device *dev)
+{
+	return dev->index;
+}
+
+bool ucma_shim_cap_ib_sa(struct ib_device *dev, u32 port)
+{
+	return rdma_cap_ib_sa(dev, port);
+}
+
+bool ucma_shim_cap_opa_ah(struct ib_device *dev, u32 port)
+{
+	return rdma_cap_opa_ah(dev, port);
+}
+
+bool ucma_shim_protocol_roce(struct ib_device *dev, u32 port)
+{
+	return rdma_protocol_roce(dev, port);
+}
+
+bool ucma_shim_protocol_iwarp(struct ib_device *dev, u32 port)
+{
+	return rdma_protocol_iwarp(dev, port);
+}
+
+void ucma_shim_addr_get_sgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid)
+{
+	rdma_addr_get_sgid(dev_addr, gid);
+}
+
+void ucma_shim_addr_get_dgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid)
+{
+	rdma_addr_get_dgid(dev_addr, gid);
+}
+
+u16 ucma_shim_addr_get_pkey(struct rdma_dev_addr *dev_addr)
+{
+	return ib_addr_get_pkey(dev_addr);
+}
+
+void ucma_shim_ip2gid(struct sockaddr *addr, union ib_gid *gid)
+{
+	rdma_ip2gid(addr, gid);
+}
+
+void ucma_shim_path_opa_to_ib(struct sa_path_rec *dest, struct sa_path_rec *src)
+{
+	sa_convert_path_opa_to_ib(dest, src);
+}
+
+void ucma_shim_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src)
+{
+	sa_convert_path_ib_to_opa(dest, src);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * C shim of ucma-rs: the few kernel facilities that are macros, static
- * inlines or macro-built tables, wrapped as plain functions for Rust.
- * Each function is a one-liner; all logic lives in Rust.
+ * C shim of ucma-rs: the kernel facilities that are macros, static inlines
+ * or static tables, wrapped as plain functions for Rust. Each function is a
+ * one-liner; all logic lives in Rust.
  */
 #ifndef UCMA_SHIM_H
 #define UCMA_SHIM_H
@@ -10,7 +10,13 @@
 #include <linux/types.h>
 
 struct attribute_group;
+struct device;
 struct file;
+struct ib_device;
+struct rdma_dev_addr;
+struct sa_path_rec;
+struct sockaddr;
+union ib_gid;
 
 /**
  * ucma_shim_misc_groups() - sysfs attribute groups of the rdma_cm misc device
@@ -34,5 +40,51 @@ bool ucma_shim_safe_file_access(struct file *filp);
  * Return: true if /sys/class/misc/@name resolves.
  */
 bool ucma_shim_misc_name_taken(const char *name);
+
+/**
+ * ucma_shim_sysctl_register() - register net.rdma_ucm.max_backlog (init_net)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int ucma_shim_sysctl_register(void);
+/** ucma_shim_sysctl_unregister() - undo ucma_shim_sysctl_register() */
+void ucma_shim_sysctl_unregister(void);
+/** ucma_shim_max_backlog() - the current net.rdma_ucm.max_backlog */
+int ucma_shim_max_backlog(void);
+
+/**
+ * ucma_shim_client_register() - register the "rdma_cm" ib_client
+ * @cdev: the misc device, reported with ABI 4 to netlink chardev queries
+ *
+ * Return: 0 or a negative errno.
+ */
+int ucma_shim_client_register(struct device *cdev);
+/** ucma_shim_client_unregister() - undo ucma_shim_client_register() */
+void ucma_shim_client_unregister(void);
+
+/** ucma_shim_node_guid() - @dev's node GUID, in network byte order */
+u64 ucma_shim_node_guid(struct ib_device *dev);
+/** ucma_shim_dev_index() - @dev's index */
+u32 ucma_shim_dev_index(struct ib_device *dev);
+/** ucma_shim_cap_ib_sa() - rdma_cap_ib_sa() */
+bool ucma_shim_cap_ib_sa(struct ib_device *dev, u32 port);
+/** ucma_shim_cap_opa_ah() - rdma_cap_opa_ah() */
+bool ucma_shim_cap_opa_ah(struct ib_device *dev, u32 port);
+/** ucma_shim_protocol_roce() - rdma_protocol_roce() */
+bool ucma_shim_protocol_roce(struct ib_device *dev, u32 port);
+/** ucma_shim_protocol_iwarp() - rdma_protocol_iwarp() */
+bool ucma_shim_protocol_iwarp(struct ib_device *dev, u32 port);
+/** ucma_shim_addr_get_sgid() - rdma_addr_get_sgid() */
+void ucma_shim_addr_get_sgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid);
+/** ucma_shim_addr_get_dgid() - rdma_addr_get_dgid() */
+void ucma_shim_addr_get_dgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid);
+/** ucma_shim_addr_get_pkey() - ib_addr_get_pkey() */
+u16 ucma_shim_addr_get_pkey(struct rdma_dev_addr *dev_addr);
+/** ucma_shim_ip2gid() - rdma_ip2gid() */
+void ucma_shim_ip2gid(struct sockaddr *addr, union ib_gid *gid);
+/** ucma_shim_path_opa_to_ib() - sa_convert_path_opa_to_ib() */
+void ucma_shim_path_opa_to_ib(struct sa_path_rec *dest, struct sa_path_rec *src);
+/** ucma_shim_path_ib_to_opa() - sa_convert_path_ib_to_opa() */
+void ucma_shim_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src);
 
 #endif /* UCMA_SHIM_H */
