@@ -15,7 +15,10 @@ use kernel::{
         c_char,
         c_int, //
     },
-    fs::File,
+    fs::{
+        File,
+        LocalFile, //
+    },
     prelude::*,
     str::as_char_ptr_in_const_context,
     sync::{
@@ -26,10 +29,7 @@ use kernel::{
         ForeignOwnable,
         Opaque, //
     },
-    uaccess::{
-        UserPtr,
-        UserSlice, //
-    },
+    uaccess::UserPtr,
 };
 
 use crate::{
@@ -44,22 +44,29 @@ const NODE_NAME: &CStr = c"infiniband/rdma_cm";
 /// Every user may open the node; librdmacm relies on it (rdma-core ships no udev rule).
 const NODE_MODE: u16 = 0o666;
 
-/// The file operations of the uCMA device.
-const FOPS: bindings::file_operations = bindings::file_operations {
+/// The file operations of the uCMA device, at one address (MIGRATE_ID
+/// recognises files of this device by it).
+struct FileOps(bindings::file_operations);
+
+// SAFETY: the table is immutable; its raw pointers are a module pointer and
+// functions, which any thread may use.
+unsafe impl Sync for FileOps {}
+
+static FOPS: FileOps = FileOps(bindings::file_operations {
     owner: kernel::module::this_module::<crate::LocalModule>().as_ptr(),
     open: Some(ucma_open),
     release: Some(ucma_release),
     write: Some(ucma_write),
     poll: Some(ucma_poll),
     ..pin_init::zeroed()
-};
+});
 
-/// The registered `rdma_cm` misc device.
+/// The registered `rdma_cm` misc device and the `rdma_cm` ib_client.
 ///
 /// # Invariants
 ///
-/// `inner` holds a `struct miscdevice` registered with `misc_register()`; it is
-/// deregistered exactly once, in `drop`.
+/// `inner` holds a `struct miscdevice` registered with `misc_register()`, and
+/// the ib_client is registered; both are undone exactly once, in `drop`.
 #[pin_data(PinnedDrop)]
 pub(crate) struct MiscRegistration {
     #[pin]
@@ -93,7 +100,7 @@ impl MiscRegistration {
                 misc.name = as_char_ptr_in_const_context(MISC_NAME);
                 misc.nodename = as_char_ptr_in_const_context(NODE_NAME);
                 misc.mode = NODE_MODE;
-                misc.fops = &FOPS;
+                misc.fops = &FOPS.0;
                 // SAFETY: the shim returns a pointer to a static, NULL-terminated array.
                 misc.groups = unsafe { rdma_sys::ucma_shim_misc_groups() };
                 // SAFETY: the initializer may write to `slot`.
@@ -101,8 +108,19 @@ impl MiscRegistration {
                 // SAFETY: `slot` holds a fully initialised miscdevice whose
                 // strings, fops and groups are 'static. It is pinned, and
                 // deregistered in `drop` before its memory goes away.
-                // INVARIANT: on success `slot` holds a registered device.
-                to_result(unsafe { bindings::misc_register(slot) })
+                to_result(unsafe { bindings::misc_register(slot) })?;
+                // The "rdma_cm" ib_client answers netlink chardev discovery
+                // with this device and ABI 4.
+                // SAFETY: `slot` is registered, so `this_device` is valid; it
+                // stays so until `drop`, which unregisters the client first.
+                let ret = to_result(unsafe { rdma_sys::ucma_shim_client_register((*slot).this_device) });
+                if ret.is_err() {
+                    // SAFETY: registered just above.
+                    unsafe { bindings::misc_deregister(slot) };
+                }
+                // INVARIANT: on success `slot` holds a registered device and
+                // the client is registered.
+                ret
             }),
         })
     }
@@ -111,6 +129,8 @@ impl MiscRegistration {
 #[pinned_drop]
 impl PinnedDrop for MiscRegistration {
     fn drop(self: Pin<&mut Self>) {
+        // SAFETY: by the type invariant the client is registered.
+        unsafe { rdma_sys::ucma_shim_client_unregister() };
         // SAFETY: by the type invariant the device is registered.
         unsafe { bindings::misc_deregister(self.inner.get()) };
     }
@@ -164,6 +184,7 @@ unsafe extern "C" fn ucma_release(
     // SAFETY: `private_data` came from `into_foreign` in `ucma_open`, and
     // release runs exactly once, after every other operation on the file.
     let state = unsafe { <Arc<UcmaFile> as ForeignOwnable>::from_foreign((*file).private_data) };
+    state.release();
     drop(state);
     0
 }
@@ -180,17 +201,36 @@ unsafe extern "C" fn ucma_write(
     _ppos: *mut bindings::loff_t,
 ) -> isize {
     // SAFETY: `file` is open and this is a file operation.
-    let state = unsafe { ucma_file(file) };
+    let state: Arc<UcmaFile> = unsafe { ucma_file(file) }.into();
     // SAFETY: `file` is a valid file.
     let may_write = unsafe { rdma_sys::ucma_shim_safe_file_access(file) };
-    let reader = UserSlice::new(UserPtr::from_ptr(buf.cast_mut().cast()), len).reader();
-    let ret = state.write(may_write, reader, len);
+    // SAFETY: the VFS holds a reference to `file` for the whole call, and this
+    // device takes no `fdget_pos` (it is a stream).
+    let fileref = unsafe { File::from_raw_file(file) };
+    let ret = state.write(fileref, may_write, UserPtr::from_ptr(buf.cast_mut().cast()), len);
     match ret {
         // The VFS caps `len` at MAX_RW_COUNT, so it fits in an isize.
         Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
         // CAST: errnos are small negative numbers.
         Err(e) => e.to_errno() as isize,
     }
+}
+
+/// The [`UcmaFile`] of file descriptor `fd` of the caller (MIGRATE_ID's
+/// source): `ENOENT` if `fd` is not open, `EINVAL` if it is not this device.
+pub(crate) fn ucma_file_of_fd(fd: u32) -> Result<Arc<UcmaFile>> {
+    let file = LocalFile::fget(fd).map_err(|_| ENOENT)?;
+    let raw = file.as_ptr();
+    // SAFETY: `file` holds a reference, so `raw` is valid.
+    let fops = unsafe { (*raw).f_op };
+    if !core::ptr::eq(fops, &FOPS.0) {
+        return Err(EINVAL);
+    }
+    // SAFETY: files with our fops were opened by `ucma_open`, and the
+    // reference held by `file` keeps `ucma_release` from running while we
+    // take our own reference.
+    let state: Arc<UcmaFile> = unsafe { ucma_file(raw) }.into();
+    Ok(state)
 }
 
 /// `poll()`: readable while events are queued.

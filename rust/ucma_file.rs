@@ -3,31 +3,60 @@
 //! Per-open-file state of the uCMA device and the commands written to it.
 //!
 //! One [`UcmaFile`] exists per `open()` of `/dev/infiniband/rdma_cm`; librdmacm
-//! calls it an event channel. It is shared (`Arc`) between the VFS entry
-//! points in `chardev` and, later, the rdma_cm event handlers.
+//! calls it an event channel. It holds the file's event queue and the list
+//! of its contexts, and executes the commands written to it. The errnos and
+//! their order follow the C module (see `Documentation/abi.rst`).
 
 use kernel::{
     fs::File,
+    new_mutex,
     new_poll_condvar,
     prelude::*,
     sync::{
+        atomic::ordering::Relaxed,
         poll::{
             PollCondVar,
             PollTable, //
         },
-        Arc, //
+        Arc,
+        Mutex, //
     },
-    uaccess::UserSliceReader,
+    uaccess::{
+        UserPtr,
+        UserSlice, //
+    },
+};
+use zerocopy::{
+    FromBytes,
+    FromZeros,
+    Immutable,
+    IntoBytes, //
 };
 
-use crate::ucma_core::{
-    abi::{
-        check_write_len,
-        CmdHeader,
-        Request,
-        CMD_HDR_SIZE, //
+use crate::{
+    context::Context,
+    event::{
+        self,
+        Event,
+        EventList, //
     },
-    errno::Errno,
+    rdma_cm::SockAddr,
+    ucma_core::{
+        abi::{
+            check_write_len,
+            CmdHeader,
+            Command,
+            Request,
+            CMD_HDR_SIZE, //
+        },
+        addr::{
+            addr_size_in6,
+            addr_size_kss,
+            family, //
+        },
+        errno::Errno,
+        uapi::*,
+    },
 };
 
 /// Converts a core error into the kernel error returned to userspace.
@@ -36,12 +65,94 @@ pub(crate) fn errno_to_error(e: Errno) -> Error {
     Error::from_errno(-e.to_errno())
 }
 
+/// The fields of a [`UcmaFile`] protected by its lock (F).
+pub(crate) struct FileInner {
+    /// Events waiting for GET_EVENT, oldest first.
+    pub(crate) events: EventList,
+    /// The file's published contexts, in creation order (children of a
+    /// listener always after it).
+    pub(crate) contexts: KVec<Arc<Context>>,
+}
+
 /// State of one open file of the uCMA device.
 #[pin_data]
 pub(crate) struct UcmaFile {
-    /// Woken whenever an event is queued; `poll()` waits on it.
+    /// The event queue and context list (F).
+    #[pin]
+    pub(crate) inner: Mutex<FileInner>,
+    /// Woken whenever an event is queued; GET_EVENT and `poll()` wait on it.
     #[pin]
     poll_wait: PollCondVar,
+}
+
+/// `RDMA_PS_*` port spaces.
+const PS_IPOIB: u16 = 0x0002;
+const PS_IB: u16 = 0x013f;
+const PS_TCP: u16 = 0x0106;
+const PS_UDP: u16 = 0x0111;
+/// `IB_QPT_RC`, `IB_QPT_UD`.
+const QPT_RC: u32 = 2;
+const QPT_UD: u32 = 4;
+/// `IB_QPS_ERR`, the last QP state.
+const QPS_ERR: u32 = 6;
+/// `IB_CM_REJ_CONSUMER_DEFINED`, `IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED`.
+const REJ_CONSUMER_DEFINED: u8 = 28;
+const REJ_VENDOR_OPTION_NOT_SUPPORTED: u8 = 31;
+/// `RDMA_USER_CM_QUERY_*`.
+const QUERY_ADDR: u32 = 0;
+const QUERY_PATH: u32 = 1;
+const QUERY_GID: u32 = 2;
+const QUERY_IB_SERVICE: u32 = 3;
+/// SET_OPTION levels and names.
+const OPTION_ID: u32 = 0;
+const OPTION_IB: u32 = 1;
+const OPTION_ID_TOS: u32 = 0;
+const OPTION_ID_REUSEADDR: u32 = 1;
+const OPTION_ID_AFONLY: u32 = 2;
+const OPTION_ID_ACK_TIMEOUT: u32 = 3;
+const OPTION_IB_PATH: u32 = 1;
+/// `KMALLOC_MAX_SIZE` on x86_64 (`PAGE_SIZE << MAX_PAGE_ORDER`, 4 MiB).
+const KMALLOC_MAX_SIZE: u32 = 4 << 20;
+/// `RDMA_CM_EVENT_USER`, `RDMA_CM_EVENT_INTERNAL`.
+const EVENT_USER: u32 = 18;
+const EVENT_INTERNAL: u32 = 19;
+
+/// Reads a fixed-size command struct from the payload, as the C module:
+/// `size_of::<T>()` bytes whatever `in` says.
+fn read_cmd<T: FromBytes + IntoBytes>(payload: UserPtr) -> Result<T> {
+    let mut v = T::new_zeroed();
+    let bytes = v.as_mut_bytes();
+    UserSlice::new(payload, bytes.len()).reader().read_slice(bytes)?;
+    Ok(v)
+}
+
+/// Reads the first `min(in_len, size_of::<T>())` bytes of the payload; the
+/// rest stays zero (CONNECT and ACCEPT, which honour `in`).
+fn read_cmd_partial<T: FromBytes + IntoBytes>(payload: UserPtr, in_len: usize) -> Result<T> {
+    let mut v = T::new_zeroed();
+    let bytes = v.as_mut_bytes();
+    let n = in_len.min(bytes.len());
+    UserSlice::new(payload, n).reader().read_slice(&mut bytes[..n])?;
+    Ok(v)
+}
+
+/// Copies `data` to the user address `response`.
+fn write_resp(response: u64, data: &[u8]) -> Result {
+    let addr = usize::try_from(response).map_err(|_| EFAULT)?;
+    UserSlice::new(UserPtr::from_addr(addr), data.len())
+        .writer()
+        .write_slice(data)
+}
+
+/// Copies a reply struct, whole, to `response`.
+fn write_struct<T: IntoBytes + Immutable>(response: u64, v: &T) -> Result {
+    write_resp(response, v.as_bytes())
+}
+
+/// Copies the first `min(out, size_of::<T>())` bytes of a reply.
+fn write_struct_min<T: IntoBytes + Immutable>(response: u64, v: &T, out: usize) -> Result {
+    let b = v.as_bytes();
+    write_resp(response, &b[..out.min(b.len())])
 }
 
 impl UcmaFile {
@@ -49,20 +160,56 @@ impl UcmaFile {
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
+                inner <- new_mutex!(
+                    FileInner {
+                        events: EventList::new(),
+                        contexts: KVec::new(),
+                    },
+                    "UcmaFile::inner"
+                ),
                 poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
             }),
             GFP_KERNEL,
         )
     }
 
-    /// Handles one `write()` of `len` bytes: a command header and its payload.
-    ///
-    /// `may_write` is the outcome of the credential check (`ib_safe_file_access`).
-    /// Returns `len` on success, as the C module does.
+    /// Appends an event to the queue and wakes readers.
+    pub(crate) fn queue_event(&self, ev: kernel::list::ListArc<Event>) {
+        self.inner.lock().events.push_back(ev);
+        self.notify();
+    }
+
+    /// Wakes GET_EVENT sleepers and pollers.
+    pub(crate) fn notify(&self) {
+        self.poll_wait.notify_all();
+    }
+
+    /// `release()`: destroys every context of the file, listeners before the
+    /// children they spawned.
+    pub(crate) fn release(&self) {
+        loop {
+            let ctx = {
+                let mut inner = self.inner.lock();
+                if inner.contexts.is_empty() {
+                    break;
+                }
+                inner.contexts.remove(0)
+            };
+            let Ok(ctx) = ctx else { break };
+            if ctx.unpublish() {
+                ctx.destroy();
+            }
+        }
+    }
+
+    /// Handles one `write()` of `len` bytes at `buf`: a command header and
+    /// its payload. `may_write` is the credential check's outcome. Returns
+    /// `len` on success, as the C module does.
     pub(crate) fn write(
-        &self,
+        self: &Arc<Self>,
+        file: &File,
         may_write: bool,
-        mut reader: UserSliceReader,
+        buf: UserPtr,
         len: usize,
     ) -> Result<usize> {
         if !may_write {
@@ -70,20 +217,414 @@ impl UcmaFile {
         }
         check_write_len(len).map_err(errno_to_error)?;
         let mut hdr = [0u8; CMD_HDR_SIZE];
-        reader.read_slice(&mut hdr)?;
+        UserSlice::new(buf, CMD_HDR_SIZE).reader().read_slice(&mut hdr)?;
         let req = Request::parse(len, CmdHeader::from_bytes(hdr)).map_err(errno_to_error)?;
-        self.execute(req, reader)?;
+        let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
+        self.execute(file, req, payload)?;
         Ok(len)
     }
 
-    /// Runs a framed command. Not yet implemented: every command is `ENOSYS`.
-    fn execute(&self, _req: Request, _payload: UserSliceReader) -> Result {
-        Err(ENOSYS)
+    fn execute(self: &Arc<Self>, file: &File, req: Request, p: UserPtr) -> Result {
+        let in_len = usize::from(req.in_len);
+        let out = usize::from(req.out_len);
+        match req.command {
+            Command::CreateId => self.create_id(p, out),
+            Command::DestroyId => self.destroy_id(p, out),
+            Command::BindIp => self.bind_ip(p),
+            Command::Bind => self.bind(p),
+            Command::ResolveIp => self.resolve_ip(p),
+            Command::ResolveAddr => self.resolve_addr(p),
+            Command::ResolveRoute => self.resolve_route(p),
+            Command::QueryRoute => self.query_route(p, out),
+            Command::Query => self.query(p, out),
+            Command::Connect => self.connect(p, in_len),
+            Command::Listen => self.listen(p),
+            Command::Accept => self.accept(p, in_len),
+            Command::Reject => self.reject(p),
+            Command::Disconnect => self.disconnect(p),
+            Command::InitQpAttr => self.init_qp_attr(p, out),
+            Command::GetEvent => self.get_event(file, p, out),
+            Command::SetOption => self.set_option(p),
+            Command::Notify => self.notify_cmd(p),
+            Command::MigrateId => self.migrate_id(p),
+            Command::WriteCmEvent => self.write_cm_event(p),
+            // Framing already answered ENOSYS for GET_OPTION.
+            Command::GetOption => Err(ENOSYS),
+            Command::JoinIpMcast
+            | Command::JoinMcast
+            | Command::LeaveMcast
+            | Command::ResolveIbService => Err(ENOSYS),
+        }
+    }
+
+    fn create_id(self: &Arc<Self>, p: UserPtr, out: usize) -> Result {
+        if out < core::mem::size_of::<CreateIdResp>() {
+            return Err(ENOSPC);
+        }
+        let cmd: CreateId = read_cmd(p)?;
+        let qp_type = match cmd.ps {
+            PS_TCP => QPT_RC,
+            PS_UDP | PS_IPOIB => QPT_UD,
+            PS_IB => u32::from(cmd.qp_type),
+            _ => return Err(EINVAL),
+        };
+        let ctx = Context::create(self, cmd.uid, cmd.ps.into(), qp_type)?;
+        // The id stays invisible until the reply is out.
+        let published =
+            write_struct(cmd.response, &CreateIdResp { id: ctx.id }).and_then(|()| ctx.publish());
+        if let Err(e) = published {
+            ctx.destroy();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn destroy_id(self: &Arc<Self>, p: UserPtr, out: usize) -> Result {
+        if out < core::mem::size_of::<DestroyIdResp>() {
+            return Err(ENOSPC);
+        }
+        let cmd: DestroyId = read_cmd(p)?;
+        let ctx = Context::unpublish_id(self, cmd.id)?;
+        let events_reported = ctx.destroy();
+        write_struct(cmd.response, &DestroyIdResp { events_reported })
+    }
+
+    fn bind_ip(&self, p: UserPtr) -> Result {
+        let cmd: BindIp = read_cmd(p)?;
+        if addr_size_in6(&cmd.addr) == 0 {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id()?.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
+    }
+
+    fn bind(&self, p: UserPtr) -> Result {
+        let cmd: Bind = read_cmd(p)?;
+        if cmd.reserved != 0 || cmd.addr_size == 0 || usize::from(cmd.addr_size) != addr_size_kss(&cmd.addr)
+        {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id()?.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
+    }
+
+    fn resolve_ip(&self, p: UserPtr) -> Result {
+        let cmd: ResolveIp = read_cmd(p)?;
+        if (family(&cmd.src_addr) != 0 && addr_size_in6(&cmd.src_addr) == 0)
+            || addr_size_in6(&cmd.dst_addr) == 0
+        {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id()?.resolve_addr(
+            &mut SockAddr::from_bytes(&cmd.src_addr),
+            &mut SockAddr::from_bytes(&cmd.dst_addr),
+            cmd.timeout_ms,
+        )
+    }
+
+    fn resolve_addr(&self, p: UserPtr) -> Result {
+        let cmd: ResolveAddr = read_cmd(p)?;
+        if cmd.reserved != 0
+            || (cmd.src_size != 0 && usize::from(cmd.src_size) != addr_size_kss(&cmd.src_addr))
+            || cmd.dst_size == 0
+            || usize::from(cmd.dst_size) != addr_size_kss(&cmd.dst_addr)
+        {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id()?.resolve_addr(
+            &mut SockAddr::from_bytes(&cmd.src_addr),
+            &mut SockAddr::from_bytes(&cmd.dst_addr),
+            cmd.timeout_ms,
+        )
+    }
+
+    fn resolve_route(&self, p: UserPtr) -> Result {
+        let cmd: ResolveRoute = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id_dev()?.resolve_route(cmd.timeout_ms)
+    }
+
+    fn query_route(&self, p: UserPtr, out: usize) -> Result {
+        if out < QueryRouteResp::MIN_OUT {
+            return Err(ENOSPC);
+        }
+        let cmd: Query = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let resp = {
+            let st = ctx.state.lock();
+            st.cm_id()?.as_ref().query_route()
+        };
+        write_struct_min(cmd.response, &resp, out)
+    }
+
+    fn query(&self, p: UserPtr, out: usize) -> Result {
+        let cmd: Query = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        let cm = st.cm_id()?.as_ref();
+        match cmd.option {
+            QUERY_ADDR | QUERY_GID => {
+                if out < QueryAddrResp::MIN_OUT {
+                    return Err(ENOSPC);
+                }
+                let resp = if cmd.option == QUERY_ADDR {
+                    cm.query_addr()
+                } else {
+                    cm.query_gid()
+                };
+                write_struct_min(cmd.response, &resp, out)
+            }
+            QUERY_PATH => {
+                if out < 8 {
+                    return Err(ENOSPC);
+                }
+                let (resp, len) = cm.query_path(out)?;
+                write_resp(cmd.response, &resp[..len])
+            }
+            QUERY_IB_SERVICE => {
+                if out < 8 {
+                    return Err(ENOSPC);
+                }
+                // No IB SA service resolution has been done through this module.
+                Err(ENODATA)
+            }
+            _ => Err(ENOSYS),
+        }
+    }
+
+    fn connect(&self, p: UserPtr, in_len: usize) -> Result {
+        // Up to `reserved`: the pre-ECE struct.
+        if in_len < core::mem::offset_of!(Connect, ece) {
+            return Err(EINVAL);
+        }
+        let cmd: Connect = read_cmd_partial(p, in_len)?;
+        if cmd.conn_param.valid == 0 {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id_dev()?.connect(&cmd.conn_param, cmd.ece)
+    }
+
+    fn listen(&self, p: UserPtr) -> Result {
+        let cmd: Listen = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let max = crate::max_backlog();
+        let backlog = if cmd.backlog <= 0 || cmd.backlog > max {
+            max
+        } else {
+            cmd.backlog
+        };
+        ctx.set_backlog(backlog);
+        let st = ctx.state.lock();
+        st.cm_id()?.listen(backlog)
+    }
+
+    fn accept(&self, p: UserPtr, in_len: usize) -> Result {
+        if in_len < core::mem::offset_of!(Accept, ece) {
+            return Err(EINVAL);
+        }
+        let cmd: Accept = read_cmd_partial(p, in_len)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        let cm = st.cm_id_dev()?;
+        if cmd.conn_param.valid != 0 {
+            // The uid must be set atomically with the handler.
+            cm.accept(Some(&cmd.conn_param), cmd.ece, || ctx.set_uid(cmd.uid))
+        } else {
+            cm.accept(None, cmd.ece, || {})
+        }
+    }
+
+    fn reject(&self, p: UserPtr) -> Result {
+        let cmd: Reject = read_cmd(p)?;
+        let reason = match cmd.reason {
+            0 => REJ_CONSUMER_DEFINED,
+            r @ (REJ_CONSUMER_DEFINED | REJ_VENDOR_OPTION_NOT_SUPPORTED) => r,
+            _ => return Err(EINVAL),
+        };
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        let len = usize::from(cmd.private_data_len).min(cmd.private_data.len());
+        st.cm_id_dev()?.reject(&cmd.private_data[..len], reason)
+    }
+
+    fn disconnect(&self, p: UserPtr) -> Result {
+        let cmd: Disconnect = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id_dev()?.disconnect()
+    }
+
+    fn init_qp_attr(&self, p: UserPtr, out: usize) -> Result {
+        if out < QP_ATTR_SIZE {
+            return Err(ENOSPC);
+        }
+        let cmd: InitQpAttr = read_cmd(p)?;
+        if cmd.qp_state > QPS_ERR {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let resp = {
+            let st = ctx.state.lock();
+            st.cm_id_dev()?.init_qp_attr(cmd.qp_state)?
+        };
+        write_resp(cmd.response, &resp)
+    }
+
+    fn get_event(&self, file: &File, p: UserPtr, out: usize) -> Result {
+        if out < EventResp::MIN_OUT {
+            return Err(ENOSPC);
+        }
+        let cmd: GetEvent = read_cmd(p)?;
+        let mut inner = self.inner.lock();
+        while inner.events.is_empty() {
+            if file.flags() & kernel::fs::file::flags::O_NONBLOCK != 0 {
+                return Err(EAGAIN);
+            }
+            if self.poll_wait.wait_interruptible(&mut inner) {
+                return Err(ERESTARTSYS);
+            }
+        }
+        let Some(ev) = inner.events.pop_front() else {
+            return Err(EAGAIN);
+        };
+        // A faulting reply buffer leaves the event queued.
+        if let Err(e) = write_struct_min(cmd.response, &ev.resp, out) {
+            inner.events.push_front(ev);
+            return Err(e);
+        }
+        ev.ctx.events_reported.add(1, Relaxed);
+        if ev.is_connect_request() {
+            ev.ctx.backlog_inc();
+        }
+        drop(inner);
+        drop(ev);
+        Ok(())
+    }
+
+    fn set_option(&self, p: UserPtr) -> Result {
+        let cmd: SetOption = read_cmd(p)?;
+        if cmd.optlen > KMALLOC_MAX_SIZE {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let optlen = usize::try_from(cmd.optlen).map_err(|_| EINVAL)?;
+        let mut optval = KVec::from_elem(0u8, optlen, GFP_KERNEL)?;
+        let addr = usize::try_from(cmd.optval).map_err(|_| EFAULT)?;
+        UserSlice::new(UserPtr::from_addr(addr), optlen)
+            .reader()
+            .read_slice(&mut optval)?;
+        match cmd.level {
+            OPTION_ID => {
+                let st = ctx.state.lock();
+                let cm = st.cm_id()?;
+                let int_opt = || -> Result<bool> {
+                    let b: [u8; 4] = optval.as_slice().try_into().map_err(|_| EINVAL)?;
+                    Ok(i32::from_ne_bytes(b) != 0)
+                };
+                match cmd.optname {
+                    OPTION_ID_TOS => match optval.as_slice() {
+                        [tos] => {
+                            cm.set_service_type(*tos);
+                            Ok(())
+                        }
+                        _ => Err(EINVAL),
+                    },
+                    OPTION_ID_REUSEADDR => cm.set_reuseaddr(int_opt()?),
+                    OPTION_ID_AFONLY => cm.set_afonly(int_opt()?),
+                    OPTION_ID_ACK_TIMEOUT => match optval.as_slice() {
+                        [t] => cm.set_ack_timeout(*t),
+                        _ => Err(EINVAL),
+                    },
+                    _ => Err(ENOSYS),
+                }
+            }
+            OPTION_IB => match cmd.optname {
+                // Paths from userspace (ibacm) are an IB-only path; the ports
+                // here never take it and librdmacm falls back to RESOLVE_ROUTE
+                // on any error.
+                OPTION_IB_PATH => {
+                    if optlen % PATH_REC_DATA_SIZE != 0 {
+                        return Err(EINVAL);
+                    }
+                    Err(EINVAL)
+                }
+                _ => Err(ENOSYS),
+            },
+            _ => Err(ENOSYS),
+        }
+    }
+
+    fn notify_cmd(&self, p: UserPtr) -> Result {
+        let cmd: Notify = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        let cm = st.cm_id()?;
+        if !cm.as_ref().has_device() {
+            return Err(EINVAL);
+        }
+        cm.notify(cmd.event)
+    }
+
+    fn migrate_id(self: &Arc<Self>, p: UserPtr) -> Result {
+        let cmd: MigrateId = read_cmd(p)?;
+        let src = crate::chardev::ucma_file_of_fd(cmd.fd)?;
+        let ctx = Context::lookup(&src, cmd.id)?;
+        let events_reported = ctx.migrate(&src, self)?;
+        write_struct(cmd.response, &DestroyIdResp { events_reported })
+    }
+
+    fn write_cm_event(&self, p: UserPtr) -> Result {
+        let cmd: WriteCmEvent = read_cmd(p)?;
+        if cmd.event != EVENT_USER && cmd.event != EVENT_INTERNAL {
+            return Err(EINVAL);
+        }
+        let ctx = Context::lookup(self, cmd.id)?;
+        let mut resp = EventResp::new_zeroed();
+        resp.id = ctx.id;
+        resp.event = cmd.event;
+        resp.status = cmd.status;
+        // `param.arg32[0..1]` = the 8 bytes of `param.arg`.
+        resp.param[..8].copy_from_slice(&cmd.param[..8]);
+        ctx.write_event(resp)
     }
 
     /// `poll()`: readable when an event is queued. Never writable, as in C.
     pub(crate) fn poll(&self, file: &File, table: PollTable<'_>) -> u32 {
         table.register_wait(file, &self.poll_wait);
-        0
+        if self.inner.lock().events.is_empty() {
+            0
+        } else {
+            kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
+        }
     }
+}
+
+/// Moves the queued events of `ctx` from `from` to the end of `to`'s queue.
+/// Returns `ctx`'s delivered-event count, read under `from`'s lock.
+pub(crate) fn move_events(ctx: &Arc<Context>, from: &UcmaFile, to: &UcmaFile) -> u32 {
+    let mut moved = EventList::new();
+    let reported = {
+        let mut inner = from.inner.lock();
+        inner.contexts.retain(|c| !Arc::ptr_eq(c, ctx));
+        event::extract(&mut inner.events, &mut moved, |ev| core::ptr::eq(&*ev.ctx, &**ctx));
+        ctx.events_reported.load(Relaxed)
+    };
+    {
+        let mut inner = to.inner.lock();
+        // On allocation failure the context is only missing from the list
+        // walked at close; it is still destroyed with its events' file.
+        let _ = inner.contexts.push(ctx.clone(), GFP_KERNEL);
+        inner.events.push_all_back(&mut moved);
+    }
+    to.notify();
+    reported
 }

@@ -15,6 +15,10 @@
 use kernel::prelude::*;
 
 mod chardev;
+mod context;
+mod event;
+mod owned_queue;
+mod rdma_cm;
 mod rdma_sys;
 mod ucma_file;
 
@@ -24,7 +28,9 @@ mod ucma_file;
 #[path = "../ucma_core/src"]
 mod ucma_core {
     pub(crate) mod abi;
+    pub(crate) mod addr;
     pub(crate) mod errno;
+    pub(crate) mod uapi;
 }
 
 module! {
@@ -35,17 +41,62 @@ module! {
     license: "GPL",
 }
 
-/// The loaded module: owns the misc device registration.
+/// The loaded module. Fields drop in order: the device (no new files) and
+/// client first, then the sysctl, then the global tables.
 #[pin_data]
 struct UcmaModule {
     #[pin]
     misc: chardev::MiscRegistration,
+    _sysctl: Sysctl,
+    _tables: Tables,
 }
 
 impl kernel::InPlaceModule for UcmaModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            _tables: Tables::init()?,
+            _sysctl: Sysctl::register()?,
             misc <- chardev::MiscRegistration::register(),
         })
     }
+}
+
+/// The global context table and its close workqueue, torn down at exit.
+struct Tables;
+
+impl Tables {
+    fn init() -> Result<Self> {
+        context::init_tables()?;
+        Ok(Tables)
+    }
+}
+
+impl Drop for Tables {
+    fn drop(&mut self) {
+        context::exit_tables();
+    }
+}
+
+/// The `net.rdma_ucm.max_backlog` sysctl (initial network namespace).
+struct Sysctl;
+
+impl Sysctl {
+    fn register() -> Result<Self> {
+        // SAFETY: registers a static table; undone once in `drop`.
+        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_sysctl_register() })?;
+        Ok(Sysctl)
+    }
+}
+
+impl Drop for Sysctl {
+    fn drop(&mut self) {
+        // SAFETY: registered in `register`.
+        unsafe { rdma_sys::ucma_shim_sysctl_unregister() };
+    }
+}
+
+/// The current `net.rdma_ucm.max_backlog`.
+pub(crate) fn max_backlog() -> i32 {
+    // SAFETY: reads a static integer.
+    unsafe { rdma_sys::ucma_shim_max_backlog() }
 }

@@ -11,5 +11,6 @@
 #![forbid(unsafe_code)]
 
 pub mod abi;
+pub mod addr;
 pub mod errno;
 pub mod uapi;

@@ -421,6 +421,76 @@ pub struct WriteCmEvent {
     pub param: [u8; EVENT_PARAM_SIZE],
 }
 
+/// `struct rdma_ucm_query_addr_resp`: QUERY ADDR and GID reply.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct QueryAddrResp {
+    /// Node GUID (network byte order, as stored).
+    pub node_guid: u64,
+    /// Port number.
+    pub port_num: u8,
+    /// Zero.
+    pub reserved: u8,
+    /// P_Key (network byte order).
+    pub pkey: u16,
+    /// Bytes of `src_addr` used.
+    pub src_size: u16,
+    /// Bytes of `dst_addr` used.
+    pub dst_size: u16,
+    /// Source address.
+    pub src_addr: [u8; SOCKADDR_STORAGE_SIZE],
+    /// Destination address.
+    pub dst_addr: [u8; SOCKADDR_STORAGE_SIZE],
+    /// `ib_device->index`.
+    pub ibdev_index: u32,
+    /// Zero.
+    pub reserved1: u32,
+}
+
+impl QueryAddrResp {
+    /// Shortest reply userspace may ask for (up to `ibdev_index`).
+    pub const MIN_OUT: usize = 272;
+}
+
+/// Size of `struct ib_user_path_rec`.
+pub const USER_PATH_REC_SIZE: usize = 64;
+
+/// `struct rdma_ucm_query_route_resp`: QUERY_ROUTE reply.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct QueryRouteResp {
+    /// Node GUID (network byte order, as stored).
+    pub node_guid: u64,
+    /// Primary and alternate path (`struct ib_user_path_rec`).
+    pub ib_route: [[u8; USER_PATH_REC_SIZE]; 2],
+    /// Source address (`struct sockaddr_in6`).
+    pub src_addr: [u8; SOCKADDR_IN6_SIZE],
+    /// Destination address (`struct sockaddr_in6`).
+    pub dst_addr: [u8; SOCKADDR_IN6_SIZE],
+    /// Number of valid paths.
+    pub num_paths: u32,
+    /// Port number.
+    pub port_num: u8,
+    /// Zero.
+    pub reserved: [u8; 3],
+    /// `ib_device->index`.
+    pub ibdev_index: u32,
+    /// Zero.
+    pub reserved1: u32,
+}
+
+impl QueryRouteResp {
+    /// Shortest reply userspace may ask for (up to `ibdev_index`).
+    pub const MIN_OUT: usize = 200;
+}
+
+/// Size of `struct ib_path_rec_data` (flags, reserved, 64-byte wire record).
+pub const PATH_REC_DATA_SIZE: usize = 72;
+/// `IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL`.
+pub const PATH_FLAGS_PRIMARY: u32 = 0x2b;
+/// Size of `struct ib_user_service_rec`.
+pub const USER_SERVICE_REC_SIZE: usize = 176;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -456,6 +526,8 @@ mod tests {
         assert_eq!(size_of::<MigrateId>(), 16);
         assert_eq!(size_of::<ResolveIbService>(), 88);
         assert_eq!(size_of::<WriteCmEvent>(), 320);
+        assert_eq!(size_of::<QueryAddrResp>(), 280);
+        assert_eq!(size_of::<QueryRouteResp>(), 208);
     }
 
     #[test]
@@ -477,5 +549,11 @@ mod tests {
         assert_eq!(offset_of!(JoinMcast, addr), 24);
         assert_eq!(offset_of!(WriteCmEvent, param), 16);
         assert_eq!(align_of::<EventResp>(), 8);
+        assert_eq!(offset_of!(QueryAddrResp, src_addr), 16);
+        assert_eq!(offset_of!(QueryAddrResp, dst_addr), 144);
+        assert_eq!(offset_of!(QueryAddrResp, ibdev_index), QueryAddrResp::MIN_OUT);
+        assert_eq!(offset_of!(QueryRouteResp, src_addr), 136);
+        assert_eq!(offset_of!(QueryRouteResp, num_paths), 192);
+        assert_eq!(offset_of!(QueryRouteResp, ibdev_index), QueryRouteResp::MIN_OUT);
     }
 }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A workqueue owned by the module.
+//!
+//! The 7.3 kernel crate offers only the system workqueues, which a loadable
+//! module cannot drain before its code goes away. An [`OwnedQueue`] is
+//! destroyed (drained, then freed) when dropped, at module exit.
+
+use core::ptr::NonNull;
+
+use kernel::{
+    bindings,
+    prelude::*,
+    str::as_char_ptr_in_const_context,
+    workqueue::Queue, //
+};
+
+/// An unbound workqueue allocated by this module.
+///
+/// # Invariants
+///
+/// `ptr` is a workqueue from `alloc_workqueue()`, destroyed only in `drop`.
+pub(crate) struct OwnedQueue {
+    ptr: NonNull<bindings::workqueue_struct>,
+}
+
+// SAFETY: workqueues may be used and destroyed from any thread.
+unsafe impl Send for OwnedQueue {}
+// SAFETY: queueing work is thread-safe.
+unsafe impl Sync for OwnedQueue {}
+
+impl OwnedQueue {
+    /// Allocates an unbound queue named `name`.
+    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string without format
+        // directives, passed as the format.
+        let ptr = unsafe {
+            bindings::alloc_workqueue_noprof(
+                as_char_ptr_in_const_context(name),
+                bindings::wq_flags_WQ_UNBOUND,
+                0,
+            )
+        };
+        // INVARIANT: a queue fresh from alloc_workqueue().
+        Ok(OwnedQueue {
+            ptr: NonNull::new(ptr).ok_or(ENOMEM)?,
+        })
+    }
+
+    /// The queue, to enqueue work on.
+    pub(crate) fn queue(&self) -> &Queue {
+        // SAFETY: `ptr` stays valid until `drop`, which the borrow precedes.
+        unsafe { Queue::from_raw(self.ptr.as_ptr()) }
+    }
+}
+
+impl Drop for OwnedQueue {
+    fn drop(&mut self) {
+        // SAFETY: by the invariant, `ptr` is a live queue destroyed only here;
+        // destroy_workqueue() drains it first.
+        unsafe { bindings::destroy_workqueue(self.ptr.as_ptr()) };
+    }
+}
