@@ -33,6 +33,8 @@ use kernel::{
 };
 
 use crate::{
+    id_table::IdTable,
+    multicast::Multicast,
     owned_queue::OwnedQueue,
     event::{
         self,
@@ -55,24 +57,10 @@ use crate::{
     },
 };
 
-/// A slot of the global id table.
-enum Slot {
-    /// Unused; the lowest free id is handed out first.
-    Free,
-    /// Allocated, not yet visible to lookups (creation not finished).
-    Reserved,
-    /// Visible to lookups.
-    Live(Arc<Context>),
-    /// Being destroyed; invisible to lookups, not reusable yet.
-    Closing,
-}
-
 /// The ids of all contexts of all files, as the C module's `ctx_table`:
 /// global, lowest free id first.
 pub(crate) struct ContextTable {
-    slots: KVec<Slot>,
-    /// No slot below this index is free.
-    first_free: usize,
+    ids: IdTable<Context>,
     /// Runs the teardown of contexts whose device went away.
     close_wq: Option<OwnedQueue>,
 }
@@ -89,6 +77,7 @@ pub(crate) fn init_tables() -> Result {
     unsafe { CONTEXTS.init() };
     let wq = OwnedQueue::new(c"ucma_rs_close")?;
     CONTEXTS.lock().close_wq = Some(wq);
+    crate::multicast::init_table();
     Ok(())
 }
 
@@ -102,89 +91,19 @@ pub(crate) fn exit_tables() {
 impl ContextTable {
     const fn new() -> Self {
         ContextTable {
-            slots: KVec::new(),
-            first_free: 0,
+            ids: IdTable::new(),
             close_wq: None,
-        }
-    }
-
-    fn slot(&self, id: u32) -> Option<&Slot> {
-        self.slots.get(usize::try_from(id).ok()?)
-    }
-
-    fn slot_mut(&mut self, id: u32) -> Option<&mut Slot> {
-        self.slots.get_mut(usize::try_from(id).ok()?)
-    }
-
-    /// Allocates the lowest free id, unpublished.
-    fn reserve(&mut self) -> Result<u32> {
-        let mut i = self.first_free;
-        while let Some(slot) = self.slots.get(i) {
-            if matches!(slot, Slot::Free) {
-                break;
-            }
-            i += 1;
-        }
-        let id = u32::try_from(i).map_err(|_| ENOMEM)?;
-        match self.slots.get_mut(i) {
-            Some(slot) => *slot = Slot::Reserved,
-            None => self.slots.push(Slot::Reserved, GFP_KERNEL)?,
-        }
-        self.first_free = i + 1;
-        Ok(id)
-    }
-
-    /// Makes a reserved id visible to lookups.
-    fn publish(&mut self, id: u32, ctx: Arc<Context>) {
-        if let Some(slot @ Slot::Reserved) = self.slot_mut(id) {
-            *slot = Slot::Live(ctx);
-        }
-    }
-
-    /// Hides a published context from lookups, if it is still `ctx`'s slot.
-    /// Only one caller can win for a given context.
-    fn unpublish(&mut self, ctx: &Context) -> bool {
-        match self.slot_mut(ctx.id) {
-            Some(slot @ Slot::Live(_)) => {
-                if let Slot::Live(c) = slot {
-                    if !core::ptr::eq(&**c, ctx) {
-                        return false;
-                    }
-                }
-                // The table's reference goes; the caller holds its own.
-                *slot = Slot::Closing;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Frees an unpublished (reserved or closing) id.
-    fn release(&mut self, id: u32) {
-        if let Some(slot @ (Slot::Reserved | Slot::Closing)) = self.slot_mut(id) {
-            *slot = Slot::Free;
-            if let Ok(i) = usize::try_from(id) {
-                self.first_free = self.first_free.min(i);
-            }
-        }
-        // Trim free slots at the end so the table shrinks back.
-        while matches!(self.slots.last(), Some(Slot::Free)) {
-            self.slots.pop();
         }
     }
 
     /// The published context `id`, if it belongs to `file` (`ucma_get_ctx`):
     /// `ENOENT` if there is none, `EINVAL` if it is another file's.
     fn lookup(&self, file: &UcmaFile, id: u32) -> Result<Arc<Context>, Errno> {
-        match self.slot(id) {
-            Some(Slot::Live(ctx)) => {
-                if ctx.belongs_to(file) {
-                    Ok(ctx.clone())
-                } else {
-                    Err(Errno::Inval)
-                }
-            }
-            _ => Err(Errno::NoEnt),
+        let ctx = self.ids.get(id).ok_or(Errno::NoEnt)?;
+        if ctx.belongs_to(file) {
+            Ok(ctx.clone())
+        } else {
+            Err(Errno::Inval)
         }
     }
 }
@@ -194,6 +113,8 @@ pub(crate) struct ContextState {
     /// The rdma_cm id; `None` once closed after a device removal (a zombie
     /// that answers `ENXIO` until destroyed).
     cm_id: Option<CmId>,
+    /// The context's multicast joins; each stays here (alive) until left.
+    mcs: KVec<Arc<Multicast>>,
 }
 
 impl ContextState {
@@ -253,7 +174,13 @@ impl Context {
     fn new(id: u32, file: Arc<UcmaFile>, uid: u64, cm_id: CmId) -> impl PinInit<Self, Error> {
         try_pin_init!(Context {
             id,
-            state <- new_mutex!(ContextState { cm_id: Some(cm_id) }, "Context::state"),
+            state <- new_mutex!(
+                ContextState {
+                    cm_id: Some(cm_id),
+                    mcs: KVec::new(),
+                },
+                "Context::state"
+            ),
             file <- new_mutex!(file, "Context::file"),
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
@@ -267,7 +194,8 @@ impl Context {
         self.file.lock().clone()
     }
 
-    fn belongs_to(&self, file: &UcmaFile) -> bool {
+    /// Whether the context belongs to `file` now.
+    pub(crate) fn belongs_to(&self, file: &UcmaFile) -> bool {
         core::ptr::eq(&**self.file.lock(), file)
     }
 
@@ -309,11 +237,11 @@ impl Context {
     /// visible. The caller publishes it with [`Context::publish`] once the
     /// reply is out, or destroys it with [`Context::destroy`].
     pub(crate) fn create(file: &Arc<UcmaFile>, uid: u64, ps: u32, qp_type: u32) -> Result<Arc<Self>> {
-        let id = CONTEXTS.lock().reserve()?;
+        let id = CONTEXTS.lock().ids.reserve()?;
         let (cm_id, unattached) = match CmId::create(ps, qp_type) {
             Ok(created) => created,
             Err(e) => {
-                CONTEXTS.lock().release(id);
+                CONTEXTS.lock().ids.release(id);
                 return Err(e);
             }
         };
@@ -325,7 +253,7 @@ impl Context {
             Err(e) => {
                 // The `CmId` was dropped with the failed initializer.
                 unattached.destroy();
-                CONTEXTS.lock().release(id);
+                CONTEXTS.lock().ids.release(id);
                 Err(e)
             }
         }
@@ -336,7 +264,7 @@ impl Context {
         let file = self.file();
         let mut inner = file.inner.lock();
         inner.contexts.push(self.clone(), GFP_KERNEL)?;
-        CONTEXTS.lock().publish(self.id, self.clone());
+        CONTEXTS.lock().ids.publish(self.id, self.clone());
         Ok(())
     }
 
@@ -350,7 +278,7 @@ impl Context {
     pub(crate) fn unpublish_id(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
         let mut table = CONTEXTS.lock();
         let ctx = table.lookup(file, id).map_err(errno_to_error)?;
-        if !table.unpublish(&ctx) {
+        if !table.ids.unpublish(ctx.id, &ctx) {
             return Err(ENOENT);
         }
         Ok(ctx)
@@ -358,16 +286,54 @@ impl Context {
 
     /// Hides this context from lookups; false if someone else already did.
     pub(crate) fn unpublish(&self) -> bool {
-        CONTEXTS.lock().unpublish(self)
+        CONTEXTS.lock().ids.unpublish(self.id, self)
     }
 
-    /// Destroys the rdma_cm id, if still there; afterwards no handler runs.
+    /// Destroys the rdma_cm id, if still there; afterwards no handler runs
+    /// and its multicast groups are left.
     fn close(&self) {
         let cm_id = self.state.lock().cm_id.take();
         if let Some(cm_id) = cm_id {
             // The context reference the id held is dropped here, outside M.
             drop(cm_id.destroy());
         }
+    }
+
+    /// Joins `mc` (JOIN_*MCAST); `reply` copies the multicast id out. On any
+    /// failure the group is left again.
+    pub(crate) fn join(&self, mc: &Arc<Multicast>, reply: impl FnOnce(u32) -> Result) -> Result {
+        let mut st = self.state.lock();
+        st.mcs.push(mc.clone(), GFP_KERNEL)?;
+        let ContextState { cm_id, mcs } = &mut *st;
+        let ret = cm_id.as_ref().ok_or(ENXIO).and_then(|cm| {
+            cm.join_multicast(mc)?;
+            reply(mc.id).inspect_err(|_| cm.leave_multicast(mc))
+        });
+        if ret.is_err() {
+            mcs.retain(|m| !Arc::ptr_eq(m, mc));
+            drop(st);
+            mc.purge_events();
+        }
+        ret
+    }
+
+    /// Leaves `mc` (LEAVE_MCAST), if `unpublish` wins the race for it.
+    pub(crate) fn leave(&self, mc: &Arc<Multicast>, unpublish: impl FnOnce() -> bool) -> Result {
+        let mut st = self.state.lock();
+        let ContextState { cm_id, mcs } = &mut *st;
+        let cm = cm_id.as_ref().ok_or(ENXIO)?;
+        if !unpublish() {
+            return Err(ENOENT);
+        }
+        mcs.retain(|m| !Arc::ptr_eq(m, mc));
+        cm.leave_multicast(mc);
+        {
+            // No event of the context is being queued while the join's are
+            // removed.
+            let _handler = cm.lock_handler();
+            mc.purge_events();
+        }
+        Ok(())
     }
 
     /// Tears down an unpublished context: closes its id, drops its queued
@@ -402,17 +368,11 @@ impl Context {
             child.destroy();
         }
         drop(dropped);
-        CONTEXTS.lock().release(self.id);
+        // rdma_destroy_id() left the groups; free the joins' ids.
+        let mcs = core::mem::take(&mut self.state.lock().mcs);
+        Multicast::forget_all(mcs);
+        CONTEXTS.lock().ids.release(self.id);
         reported
-    }
-
-    /// Queues an event on the context's current file and wakes its readers.
-    /// Allocation failure drops the event, as in the C module.
-    fn deliver(self: &Arc<Self>, child: Option<Arc<Context>>, resp: EventResp) {
-        let Ok(ev) = Event::new(self.clone(), child, None, resp) else {
-            return;
-        };
-        self.file().queue_event(ev);
     }
 
     /// The event handler (not for connect requests), under the id's handler lock.
@@ -422,14 +382,22 @@ impl Context {
         // its uid; accept will just fail later.
         let uid = ctx.uid();
         if uid != 0 {
-            ctx.deliver(None, ev.to_resp(uid, ctx.id, id));
+            let mc = ev.multicast();
+            let resp = match &mc {
+                Some(mc) => ev.to_resp(mc.uid, mc.id, id),
+                None if ev.is_multicast() => return,
+                None => ev.to_resp(uid, ctx.id, id),
+            };
+            if let Ok(event) = Event::new(ctx.clone(), None, mc, resp) {
+                ctx.file().queue_event(event);
+            }
         }
         if ev.kind() == EVENT_DEVICE_REMOVAL {
             // rdma_cm waits for the id to be destroyed, which the handler
             // cannot do itself: hand it to the close workqueue, unless
             // userspace is destroying the context already.
             let table = CONTEXTS.lock();
-            if matches!(table.slot(ctx.id), Some(Slot::Live(c)) if Arc::ptr_eq(c, &ctx)) {
+            if table.ids.is_live(ctx.id, &ctx) {
                 if let Some(wq) = &table.close_wq {
                     let _ = wq.queue().enqueue(ctx.clone());
                 }
@@ -457,13 +425,13 @@ impl Context {
 
     fn try_connect_request(listener: &Arc<Context>, req: ConnectRequest, ev: &CmEvent<'_>) -> Result {
         let file = listener.file();
-        let id = CONTEXTS.lock().reserve()?;
+        let id = CONTEXTS.lock().ids.reserve()?;
         // The event carries the listener's uid and the child's id; its param
         // branch follows the QP type of the ids (the child's is the listener's).
         let resp = ev.to_resp(listener.uid(), id, req.as_ref());
         let reserved = file.inner.lock().contexts.reserve(1, GFP_KERNEL);
         if let Err(e) = reserved {
-            CONTEXTS.lock().release(id);
+            CONTEXTS.lock().ids.release(id);
             return Err(e.into());
         }
         let (cm_id, unattached) = req.into_cm_id();
@@ -473,7 +441,7 @@ impl Context {
             Ok(built) => built,
             Err(e) => {
                 // The id was never attached: rdma_cm destroys it on our error.
-                CONTEXTS.lock().release(id);
+                CONTEXTS.lock().ids.release(id);
                 return Err(e);
             }
         };
@@ -483,7 +451,7 @@ impl Context {
             let mut inner = file.inner.lock();
             // Capacity was reserved above.
             let _ = inner.contexts.push(child.clone(), GFP_KERNEL);
-            CONTEXTS.lock().publish(id, child);
+            CONTEXTS.lock().ids.publish(id, child);
             inner.events.push_back(ev);
         }
         file.notify();
@@ -500,8 +468,7 @@ impl Context {
         {
             let table = CONTEXTS.lock();
             // Destruction may have begun since the lookup.
-            let live = matches!(table.slot(self.id), Some(Slot::Live(c)) if Arc::ptr_eq(c, self));
-            if !live || !self.belongs_to(from) {
+            if !table.ids.is_live(self.id, self) || !self.belongs_to(from) {
                 return Err(ENOENT);
             }
             *self.file.lock() = to.clone();

@@ -14,6 +14,7 @@ use kernel::{
 
 use crate::{
     context::Context,
+    multicast::Multicast,
     rdma_cm::EVENT_CONNECT_REQUEST,
     ucma_core::uapi::EventResp, //
 };
@@ -26,8 +27,8 @@ pub(crate) struct Event {
     pub(crate) ctx: Arc<Context>,
     /// For a connect request: the new context, unpublished until fetched.
     pub(crate) child: Option<Arc<Context>>,
-    /// The multicast join this event belongs to, by multicast id.
-    pub(crate) mc_id: Option<u32>,
+    /// The multicast join this event belongs to.
+    pub(crate) mc: Option<Arc<Multicast>>,
     /// The 336-byte image GET_EVENT copies out.
     pub(crate) resp: EventResp,
     #[pin]
@@ -49,14 +50,14 @@ impl Event {
     pub(crate) fn new(
         ctx: Arc<Context>,
         child: Option<Arc<Context>>,
-        mc_id: Option<u32>,
+        mc: Option<Arc<Multicast>>,
         resp: EventResp,
     ) -> Result<ListArc<Event>> {
         ListArc::pin_init(
             try_pin_init!(Event {
                 ctx,
                 child,
-                mc_id,
+                mc,
                 resp,
                 links <- ListLinks::new(),
             }),

@@ -41,6 +41,7 @@ use kernel::{
 
 use crate::{
     context::Context,
+    multicast::Multicast,
     rdma_sys as sys,
     ucma_core::{
         addr::{
@@ -68,6 +69,10 @@ use crate::{
 pub(crate) const EVENT_CONNECT_REQUEST: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST;
 /// `RDMA_CM_EVENT_DEVICE_REMOVAL`.
 pub(crate) const EVENT_DEVICE_REMOVAL: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL;
+/// `RDMA_CM_EVENT_MULTICAST_JOIN`.
+pub(crate) const EVENT_MULTICAST_JOIN: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN;
+/// `RDMA_CM_EVENT_MULTICAST_ERROR`.
+pub(crate) const EVENT_MULTICAST_ERROR: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR;
 /// `RDMA_CM_EVENT_ADDRINFO_RESOLVED`.
 pub(crate) const EVENT_ADDRINFO_RESOLVED: u32 =
     sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDRINFO_RESOLVED;
@@ -326,6 +331,23 @@ impl CmId {
     pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
         // SAFETY: `ptr` is live.
         check(unsafe { sys::rdma_set_ack_timeout(self.raw(), timeout) })
+    }
+
+    /// `rdma_join_multicast()`, with `mc` as the events' context. `mc` must
+    /// stay alive until [`CmId::leave_multicast`] or [`CmId::destroy`] has
+    /// returned (the caller keeps it in the context's join list).
+    pub(crate) fn join_multicast(&self, mc: &Arc<Multicast>) -> Result {
+        let mut addr = mc.sockaddr();
+        let ctx = Arc::as_ptr(mc).cast_mut().cast::<c_void>();
+        // SAFETY: `ptr` is live; `addr` is valid; `ctx` outlives the join.
+        check(unsafe { sys::rdma_join_multicast(self.raw(), addr.as_mut_ptr(), mc.join_state(), ctx) })
+    }
+
+    /// `rdma_leave_multicast()`: afterwards no handler runs with `mc`.
+    pub(crate) fn leave_multicast(&self, mc: &Multicast) {
+        let mut addr = mc.sockaddr();
+        // SAFETY: `ptr` is live; `addr` is valid.
+        unsafe { sys::rdma_leave_multicast(self.raw(), addr.as_mut_ptr()) }
     }
 
     /// Takes the id's handler lock: no event handler runs for it until the
@@ -682,6 +704,29 @@ impl CmEvent<'_> {
     /// `enum rdma_cm_event_type`.
     pub(crate) fn kind(&self) -> u32 {
         self.ev.event
+    }
+
+    /// Whether this is a multicast join event.
+    pub(crate) fn is_multicast(&self) -> bool {
+        matches!(self.ev.event, EVENT_MULTICAST_JOIN | EVENT_MULTICAST_ERROR)
+    }
+
+    /// For a multicast event: the join it belongs to.
+    pub(crate) fn multicast(&self) -> Option<Arc<Multicast>> {
+        if !self.is_multicast() {
+            return None;
+        }
+        // SAFETY: for multicast events rdma_cm fills the `ud` branch.
+        let ptr = unsafe { self.ev.param.ud.as_ref().private_data };
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: multicast events carry the context given to
+        // `join_multicast`: an `Arc<Multicast>` kept alive by the context's
+        // join list until leave or destroy returns, and those wait for the
+        // handler.
+        let mc: ArcBorrow<'_, Multicast> = unsafe { ArcBorrow::from_raw(ptr.cast()) };
+        Some(mc.into())
     }
 
     /// Builds the user's image of this event as delivered to `receiver`

@@ -35,6 +35,7 @@ use zerocopy::{
 
 use crate::{
     context::Context,
+    multicast::Multicast,
     event::{
         self,
         Event,
@@ -50,6 +51,7 @@ use crate::{
             CMD_HDR_SIZE, //
         },
         addr::{
+            addr_size as addr_size_of,
             addr_size_in6,
             addr_size_kss,
             family, //
@@ -113,6 +115,11 @@ const OPTION_ID_ACK_TIMEOUT: u32 = 3;
 const OPTION_IB_PATH: u32 = 1;
 /// `KMALLOC_MAX_SIZE` on x86_64 (`PAGE_SIZE << MAX_PAGE_ORDER`, 4 MiB).
 const KMALLOC_MAX_SIZE: u32 = 4 << 20;
+/// `RDMA_MC_JOIN_FLAG_*` and the `ib_sa` join states they map to.
+const JOIN_FLAG_FULLMEMBER: u16 = 0;
+const JOIN_FLAG_SENDONLY_FULLMEMBER: u16 = 1;
+const FULLMEMBER_JOIN: u8 = 0;
+const SENDONLY_FULLMEMBER_JOIN: u8 = 3;
 /// `RDMA_CM_EVENT_USER`, `RDMA_CM_EVENT_INTERNAL`.
 const EVENT_USER: u32 = 18;
 const EVENT_INTERNAL: u32 = 19;
@@ -250,10 +257,10 @@ impl UcmaFile {
             Command::WriteCmEvent => self.write_cm_event(p),
             // Framing already answered ENOSYS for GET_OPTION.
             Command::GetOption => Err(ENOSYS),
-            Command::JoinIpMcast
-            | Command::JoinMcast
-            | Command::LeaveMcast
-            | Command::ResolveIbService => Err(ENOSYS),
+            Command::JoinIpMcast => self.join_ip_mcast(p, out),
+            Command::JoinMcast => self.join_mcast(p, out),
+            Command::LeaveMcast => self.leave_mcast(p, out),
+            Command::ResolveIbService => Err(ENOSYS),
         }
     }
 
@@ -502,6 +509,9 @@ impl UcmaFile {
             return Err(e);
         }
         ev.ctx.events_reported.add(1, Relaxed);
+        if let Some(mc) = &ev.mc {
+            mc.events_reported.add(1, Relaxed);
+        }
         if ev.is_connect_request() {
             ev.ctx.backlog_inc();
         }
@@ -572,6 +582,64 @@ impl UcmaFile {
             return Err(EINVAL);
         }
         cm.notify(cmd.event)
+    }
+
+    fn join_ip_mcast(&self, p: UserPtr, out: usize) -> Result {
+        let cmd: JoinIpMcast = read_cmd(p)?;
+        let addr_size = addr_size_in6(&cmd.addr);
+        if addr_size == 0 {
+            return Err(EINVAL);
+        }
+        let mut addr = [0u8; SOCKADDR_STORAGE_SIZE];
+        addr[..addr_size].copy_from_slice(&cmd.addr[..addr_size]);
+        // CAST: at most 28.
+        self.join(cmd.response, cmd.uid, cmd.id, addr_size as u16, JOIN_FLAG_FULLMEMBER, &addr, out)
+    }
+
+    fn join_mcast(&self, p: UserPtr, out: usize) -> Result {
+        let cmd: JoinMcast = read_cmd(p)?;
+        if addr_size_kss(&cmd.addr) == 0 {
+            return Err(EINVAL);
+        }
+        self.join(cmd.response, cmd.uid, cmd.id, cmd.addr_size, cmd.join_flags, &cmd.addr, out)
+    }
+
+    /// `ucma_process_join`.
+    #[allow(clippy::too_many_arguments)]
+    fn join(
+        &self,
+        response: u64,
+        uid: u64,
+        id: u32,
+        addr_size: u16,
+        join_flags: u16,
+        addr: &[u8],
+        out: usize,
+    ) -> Result {
+        if out < core::mem::size_of::<CreateIdResp>() {
+            return Err(ENOSPC);
+        }
+        if usize::from(addr_size) != addr_size_of(addr) {
+            return Err(EINVAL);
+        }
+        let join_state = match join_flags {
+            JOIN_FLAG_FULLMEMBER => 1 << FULLMEMBER_JOIN,
+            JOIN_FLAG_SENDONLY_FULLMEMBER => 1 << SENDONLY_FULLMEMBER_JOIN,
+            _ => return Err(EINVAL),
+        };
+        let ctx = Context::lookup(self, id)?;
+        Multicast::join(&ctx, uid, &addr[..usize::from(addr_size)], join_state, |mc_id| {
+            write_struct(response, &CreateIdResp { id: mc_id })
+        })
+    }
+
+    fn leave_mcast(&self, p: UserPtr, out: usize) -> Result {
+        if out < core::mem::size_of::<DestroyIdResp>() {
+            return Err(ENOSPC);
+        }
+        let cmd: DestroyId = read_cmd(p)?;
+        let events_reported = Multicast::leave(self, cmd.id)?;
+        write_struct(cmd.response, &DestroyIdResp { events_reported })
     }
 
     fn migrate_id(self: &Arc<Self>, p: UserPtr) -> Result {

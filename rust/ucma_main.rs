@@ -17,6 +17,8 @@ use kernel::prelude::*;
 mod chardev;
 mod context;
 mod event;
+mod id_table;
+mod multicast;
 mod owned_queue;
 mod rdma_cm;
 mod rdma_sys;
