@@ -14,6 +14,8 @@
 //! `Context::file` is a leaf lock: it is only held to read or swap the
 //! `Arc<UcmaFile>` it protects.
 
+use zerocopy::FromZeros;
+
 use kernel::{
     new_mutex,
     prelude::*,
@@ -46,7 +48,8 @@ use crate::{
         CmId,
         CmIdRef,
         ConnectRequest,
-        EVENT_DEVICE_REMOVAL, //
+        EVENT_DEVICE_REMOVAL,
+        EVENT_ROUTE_RESOLVED, //
     },
     ucma_core::uapi::EventResp,
     ucma_core::errno::Errno,
@@ -153,6 +156,8 @@ pub(crate) struct Context {
     pub(crate) events_reported: Atomic<u32>,
     /// Connect requests this listener may still queue.
     backlog: Atomic<i32>,
+    /// Set (to 1) once the rdma_cm id is closed: lookups answer `ENXIO`.
+    closed: Atomic<i32>,
     /// Teardown after a device removal, run on the close workqueue.
     #[pin]
     close_work: Work<Context>,
@@ -185,6 +190,7 @@ impl Context {
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
             backlog: Atomic::new(0),
+            closed: Atomic::new(0),
             close_work <- kernel::new_work!("Context::close_work"),
         })
     }
@@ -268,9 +274,14 @@ impl Context {
         Ok(())
     }
 
-    /// Looks up `id` on `file` (`ENOENT`, `EINVAL` as the C module).
+    /// Looks up `id` on `file` (`ucma_get_ctx`): `ENOENT`, `EINVAL` for
+    /// another file's id, `ENXIO` for a zombie.
     pub(crate) fn lookup(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
-        CONTEXTS.lock().lookup(file, id).map_err(errno_to_error)
+        let ctx = CONTEXTS.lock().lookup(file, id).map_err(errno_to_error)?;
+        if ctx.closed.load(Relaxed) != 0 {
+            return Err(ENXIO);
+        }
+        Ok(ctx)
     }
 
     /// DESTROY_ID's first step: hides `id` of `file` from every lookup. Only
@@ -292,7 +303,11 @@ impl Context {
     /// Destroys the rdma_cm id, if still there; afterwards no handler runs
     /// and its multicast groups are left.
     fn close(&self) {
-        let cm_id = self.state.lock().cm_id.take();
+        let cm_id = {
+            let mut st = self.state.lock();
+            self.closed.store(1, kernel::sync::atomic::ordering::Release);
+            st.cm_id.take()
+        };
         if let Some(cm_id) = cm_id {
             // The context reference the id held is dropped here, outside M.
             drop(cm_id.destroy());
@@ -489,6 +504,25 @@ impl Context {
         resp.uid = uid;
         let ev = Event::new(self.clone(), None, None, resp)?;
         self.file().queue_event(ev);
+        Ok(())
+    }
+
+    /// SET_OPTION IB_PATH: sets the route from a user path record, then
+    /// reports ROUTE_RESOLVED as rdma_cm would have.
+    pub(crate) fn set_ib_path(self: &Arc<Self>, wire: &[u8; 64]) -> Result {
+        let st = self.state.lock();
+        let cm = st.cm_id_dev()?;
+        cm.set_ib_path(wire)?;
+        let _handler = cm.lock_handler();
+        let uid = self.uid();
+        if uid != 0 {
+            let mut resp = EventResp::new_zeroed();
+            resp.uid = uid;
+            resp.id = self.id;
+            resp.event = EVENT_ROUTE_RESOLVED;
+            let ev = Event::new(self.clone(), None, None, resp)?;
+            self.file().queue_event(ev);
+        }
         Ok(())
     }
 }

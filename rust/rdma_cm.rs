@@ -73,6 +73,8 @@ pub(crate) const EVENT_DEVICE_REMOVAL: u32 = sys::rdma_cm_event_type_RDMA_CM_EVE
 pub(crate) const EVENT_MULTICAST_JOIN: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN;
 /// `RDMA_CM_EVENT_MULTICAST_ERROR`.
 pub(crate) const EVENT_MULTICAST_ERROR: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR;
+/// `RDMA_CM_EVENT_ROUTE_RESOLVED`.
+pub(crate) const EVENT_ROUTE_RESOLVED: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED;
 /// `RDMA_CM_EVENT_ADDRINFO_RESOLVED`.
 pub(crate) const EVENT_ADDRINFO_RESOLVED: u32 =
     sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDRINFO_RESOLVED;
@@ -331,6 +333,38 @@ impl CmId {
     pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
         // SAFETY: `ptr` is live.
         check(unsafe { sys::rdma_set_ack_timeout(self.raw(), timeout) })
+    }
+
+    /// `rdma_resolve_ib_service()` with the user's `struct rdma_ucm_ib_service`.
+    pub(crate) fn resolve_ib_service(&self, ibs: &[u8; 80]) -> Result {
+        let mut svc: sys::rdma_ucm_ib_service = Default::default();
+        let n = core::mem::size_of::<sys::rdma_ucm_ib_service>().min(ibs.len());
+        // SAFETY: `svc` is a plain uAPI struct of at least `n` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(ibs.as_ptr(), core::ptr::from_mut(&mut svc).cast::<u8>(), n)
+        };
+        // SAFETY: `ptr` is live; `svc` is valid for the call.
+        check(unsafe { sys::rdma_resolve_ib_service(self.raw(), &mut svc) })
+    }
+
+    /// SET_OPTION IB_PATH: `rdma_set_ib_path()` with a path record in wire
+    /// format (converted to OPA when the port wants OPA AHs).
+    pub(crate) fn set_ib_path(&self, wire: &[u8; 64]) -> Result {
+        let id = self.as_ref();
+        let mut rec: sys::sa_path_rec = Default::default();
+        rec.rec_type = sys::sa_path_rec_type_SA_PATH_REC_TYPE_IB;
+        let mut wire = *wire;
+        // SAFETY: `wire` holds the 64-byte packed record; `rec` is valid.
+        unsafe { sys::ib_sa_unpack_path(wire.as_mut_ptr().cast(), &mut rec) };
+        // SAFETY: the id is bound (checked by the caller), so its device is live.
+        if unsafe { sys::ucma_shim_cap_opa_ah(id.id().device, id.id().port_num) } {
+            let mut opa: sys::sa_path_rec = Default::default();
+            // SAFETY: both records are valid.
+            unsafe { sys::ucma_shim_path_ib_to_opa(&mut opa, &mut rec) };
+            rec = opa;
+        }
+        // SAFETY: `ptr` is live; `rec` is valid for the call.
+        check(unsafe { sys::rdma_set_ib_path(self.raw(), &mut rec) })
     }
 
     /// `rdma_join_multicast()`, with `mc` as the events' context. `mc` must

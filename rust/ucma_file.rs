@@ -260,7 +260,7 @@ impl UcmaFile {
             Command::JoinIpMcast => self.join_ip_mcast(p, out),
             Command::JoinMcast => self.join_mcast(p, out),
             Command::LeaveMcast => self.leave_mcast(p, out),
-            Command::ResolveIbService => Err(ENOSYS),
+            Command::ResolveIbService => self.resolve_ib_service(p),
         }
     }
 
@@ -356,6 +356,13 @@ impl UcmaFile {
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
         st.cm_id_dev()?.resolve_route(cmd.timeout_ms)
+    }
+
+    fn resolve_ib_service(&self, p: UserPtr) -> Result {
+        let cmd: ResolveIbService = read_cmd(p)?;
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        st.cm_id()?.resolve_ib_service(&cmd.ibs)
     }
 
     fn query_route(&self, p: UserPtr, out: usize) -> Result {
@@ -565,7 +572,13 @@ impl UcmaFile {
                     if optlen % PATH_REC_DATA_SIZE != 0 {
                         return Err(EINVAL);
                     }
-                    Err(EINVAL)
+                    // The first record flagged GMP | PRIMARY | BIDIRECTIONAL.
+                    let wire = optval
+                        .chunks_exact(PATH_REC_DATA_SIZE)
+                        .find(|rec| rec[..4] == PATH_FLAGS_PRIMARY.to_ne_bytes())
+                        .and_then(|rec| <[u8; 64]>::try_from(&rec[8..]).ok())
+                        .ok_or(EINVAL)?;
+                    ctx.set_ib_path(&wire)
                 }
                 _ => Err(ENOSYS),
             },

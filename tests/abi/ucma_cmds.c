@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Raw-ABI selftest of the uCMA commands: errnos, replies and event
+ * bookkeeping, written against what the C rdma_ucm does, so that it passes
+ * unchanged with either module loaded. Covers the commands no stock tool
+ * sends (BIND_IP, RESOLVE_IP, QUERY_ROUTE, JOIN_IP_MCAST, NOTIFY,
+ * GET_OPTION, RESOLVE_IB_SERVICE, WRITE_CM_EVENT, QUERY IB_SERVICE) and the
+ * state-machine misuse cases. Needs RXE_IP in the environment. Prints KTAP.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <rdma/rdma_user_cm.h>
+
+#include "ktap.h"
+
+#define DEV "/dev/infiniband/rdma_cm"
+#define EV_ADDR_RESOLVED 0
+#define EV_USER 18
+#define QPT_UD 4
+
+static int fd1, fd2;
+static void *bad_ptr;
+static struct sockaddr_in rxe_addr;
+
+static long cmd(int fd, uint32_t op, void *in, uint16_t in_len, uint16_t out_len)
+{
+	struct {
+		struct rdma_ucm_cmd_hdr hdr;
+		uint8_t payload[512];
+	} b;
+
+	memset(&b, 0, sizeof(b));
+	b.hdr.cmd = op;
+	b.hdr.in = in_len;
+	b.hdr.out = out_len;
+	memcpy(b.payload, in, in_len);
+	errno = 0;
+	return write(fd, &b, sizeof(b.hdr) + in_len) < 0 ? -1 : 0;
+}
+
+#define CMD(fd, op, s, out) cmd(fd, op, &(s), sizeof(s), out)
+
+static int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
+{
+	struct rdma_ucm_create_id c = { .uid = uid, .ps = ps, .qp_type = 0 };
+	struct rdma_ucm_create_id_resp r = { .id = ~0u };
+
+	c.response = (uintptr_t)&r;
+	if (CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, sizeof(r)))
+		return -1;
+	*id = r.id;
+	return 0;
+}
+
+static long destroy_id(int fd, uint32_t id, uint32_t *reported)
+{
+	struct rdma_ucm_destroy_id d = { .id = id };
+	struct rdma_ucm_destroy_id_resp r = { .events_reported = ~0u };
+	long ret;
+
+	d.response = (uintptr_t)&r;
+	ret = CMD(fd, RDMA_USER_CM_CMD_DESTROY_ID, d, sizeof(r));
+	if (reported)
+		*reported = r.events_reported;
+	return ret;
+}
+
+static long get_event(int fd, struct rdma_ucm_event_resp *ev, uint16_t out)
+{
+	struct rdma_ucm_get_event g = { .response = (uintptr_t)ev };
+
+	return CMD(fd, RDMA_USER_CM_CMD_GET_EVENT, g, out);
+}
+
+static long write_user_event(int fd, uint32_t id, uint32_t event, uint32_t status, uint64_t arg)
+{
+	struct rdma_ucm_write_cm_event w = { .id = id, .event = event, .status = status };
+
+	w.param.arg = arg;
+	return CMD(fd, RDMA_USER_CM_CMD_WRITE_CM_EVENT, w, 0);
+}
+
+static long bind_ip(int fd, uint32_t id)
+{
+	struct rdma_ucm_bind_ip b = { .id = id };
+
+	memcpy(&b.addr, &rxe_addr, sizeof(rxe_addr));
+	return CMD(fd, RDMA_USER_CM_CMD_BIND_IP, b, 0);
+}
+
+static void set_nonblock(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+static void test_create_destroy(void)
+{
+	struct rdma_ucm_create_id c = { .uid = 1, .ps = RDMA_PS_TCP };
+	struct rdma_ucm_create_id_resp r;
+	uint32_t a = ~0u, b = ~0u, rep = ~0u;
+
+	c.response = (uintptr_t)&r;
+	EXPECT_ERRNO("create_id_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 3), ENOSPC);
+	c.ps = 0x999;
+	EXPECT_ERRNO("create_id_bad_ps_einval", CMD(fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EINVAL);
+	c.ps = RDMA_PS_TCP;
+
+	/* A create whose reply faults leaves nothing: its id is reused. */
+	create_id(fd1, 1, RDMA_PS_TCP, &a);
+	destroy_id(fd1, a, NULL);
+	c.response = (uintptr_t)bad_ptr;
+	EXPECT_ERRNO("create_id_reply_fault_efault", CMD(fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
+	create_id(fd1, 1, RDMA_PS_TCP, &b);
+	ktap_result(a == b, "create_id_fault_leaves_no_context", "id %u then %u", a, b);
+	EXPECT_ERRNO("faulted_id_is_not_visible", destroy_id(fd2, b + 1, NULL), ENOENT);
+
+	EXPECT_ERRNO("destroy_foreign_fd_einval", destroy_id(fd2, b, NULL), EINVAL);
+	ktap_result(destroy_id(fd1, b, &rep) == 0 && rep == 0, "destroy_reports_zero", "rep %u", rep);
+	EXPECT_ERRNO("destroy_twice_enoent", destroy_id(fd1, b, NULL), ENOENT);
+	EXPECT_ERRNO("destroy_huge_id_enoent", destroy_id(fd1, 0x80000001u, NULL), ENOENT);
+	{
+		struct rdma_ucm_destroy_id d = { .id = 0 };
+
+		EXPECT_ERRNO("destroy_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_DESTROY_ID, d, 3), ENOSPC);
+	}
+}
+
+static void test_events(void)
+{
+	struct rdma_ucm_event_resp ev;
+	struct pollfd p = { .events = POLLIN };
+	uint32_t id = ~0u, id0 = ~0u, rep = ~0u;
+
+	create_id(fd1, 0x1234, RDMA_PS_TCP, &id);
+	create_id(fd1, 0, RDMA_PS_TCP, &id0);
+	set_nonblock(fd1, 1);
+	EXPECT_ERRNO("get_event_empty_nonblock_eagain", get_event(fd1, &ev, sizeof(ev)), EAGAIN);
+	EXPECT_ERRNO("get_event_out_323_enospc", get_event(fd1, &ev, 323), ENOSPC);
+	EXPECT_ERRNO("write_cm_event_bad_event_einval", write_user_event(fd1, id, 5, 0, 0), EINVAL);
+	EXPECT_ERRNO("write_cm_event_uid0_einval", write_user_event(fd1, id0, EV_USER, 0, 0), EINVAL);
+	EXPECT_ERRNO("write_cm_event_unknown_enoent", write_user_event(fd1, 0x7ffffff0, EV_USER, 0, 0), ENOENT);
+	ktap_result(write_user_event(fd1, id, EV_USER, 77, 0x1122334455667788ull) == 0, "write_cm_event_ok",
+		    "errno %d", errno);
+	p.fd = fd1;
+	ktap_result(poll(&p, 1, 0) == 1 && p.revents == (POLLIN), "poll_pollin_when_queued", "revents %#x",
+		    p.revents);
+	EXPECT_ERRNO("get_event_reply_fault_efault", get_event(fd1, bad_ptr, sizeof(ev)), EFAULT);
+	memset(&ev, 0, sizeof(ev));
+	ktap_result(get_event(fd1, &ev, sizeof(ev)) == 0 && ev.uid == 0x1234 && ev.id == id &&
+			    ev.event == EV_USER && ev.status == 77 && ev.param.arg32[0] == 0x55667788 &&
+			    ev.param.arg32[1] == 0x11223344,
+		    "get_event_user_event_image", "uid %llx id %u event %u status %u arg %x %x",
+		    (unsigned long long)ev.uid, ev.id, ev.event, ev.status, ev.param.arg32[0],
+		    ev.param.arg32[1]);
+	p.revents = 0;
+	ktap_result(poll(&p, 1, 0) == 0, "poll_idle_after_fetch", "revents %#x", p.revents);
+
+	/* MIGRATE_ID moves the queued events; counts stay exact. */
+	write_user_event(fd1, id, EV_USER, 1, 0);
+	{
+		struct rdma_ucm_migrate_id m = { .id = id, .fd = fd1 };
+		struct rdma_ucm_migrate_resp r = { .events_reported = ~0u };
+
+		m.response = (uintptr_t)&r;
+		ktap_result(CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0) == 0 && r.events_reported == 1,
+			    "migrate_reports_delivered", "errno %d rep %u", errno, r.events_reported);
+		m.fd = 9999;
+		EXPECT_ERRNO("migrate_bad_fd_enoent", CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), ENOENT);
+		m.fd = 0;
+		EXPECT_ERRNO("migrate_foreign_file_einval", CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), EINVAL);
+		m.fd = fd1;
+		EXPECT_ERRNO("migrate_from_wrong_fd_einval", CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), EINVAL);
+	}
+	EXPECT_ERRNO("migrated_event_left_old_fd", get_event(fd1, &ev, sizeof(ev)), EAGAIN);
+	set_nonblock(fd2, 1);
+	ktap_result(get_event(fd2, &ev, sizeof(ev)) == 0 && ev.id == id && ev.status == 1,
+		    "migrated_event_on_new_fd", "errno %d", errno);
+	EXPECT_ERRNO("destroy_via_old_fd_einval", destroy_id(fd1, id, NULL), EINVAL);
+	ktap_result(destroy_id(fd2, id, &rep) == 0 && rep == 2, "destroy_reports_two", "rep %u", rep);
+
+	/* Undelivered events are not counted. */
+	create_id(fd1, 9, RDMA_PS_TCP, &id);
+	write_user_event(fd1, id, EV_USER, 0, 0);
+	ktap_result(destroy_id(fd1, id, &rep) == 0 && rep == 0, "undelivered_not_counted", "rep %u", rep);
+	EXPECT_ERRNO("destroyed_ids_events_gone", get_event(fd1, &ev, sizeof(ev)), EAGAIN);
+	destroy_id(fd1, id0, NULL);
+	set_nonblock(fd1, 0);
+	set_nonblock(fd2, 0);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void test_signal(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct itimerval it = { .it_value = { .tv_usec = 200000 } };
+	struct rdma_ucm_event_resp ev;
+
+	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
+	setitimer(ITIMER_REAL, &it, NULL);
+	EXPECT_ERRNO("blocking_get_event_eintr", get_event(fd1, &ev, sizeof(ev)), EINTR);
+}
+
+static void test_addressing(void)
+{
+	struct rdma_ucm_event_resp ev;
+	struct rdma_ucm_query_route_resp qr;
+	struct rdma_ucm_query q = { 0 };
+	uint32_t id = ~0u, ud = ~0u;
+
+	create_id(fd1, 5, RDMA_PS_TCP, &id);
+	{
+		struct rdma_ucm_connect c = { .id = id };
+
+		c.conn_param.valid = 1;
+		EXPECT_ERRNO("connect_unbound_einval", CMD(fd1, RDMA_USER_CM_CMD_CONNECT, c, 0), EINVAL);
+		EXPECT_ERRNO("connect_short_in_einval", cmd(fd1, RDMA_USER_CM_CMD_CONNECT, &c, 279, 0), EINVAL);
+		c.conn_param.valid = 0;
+		EXPECT_ERRNO("connect_not_valid_einval", CMD(fd1, RDMA_USER_CM_CMD_CONNECT, c, 0), EINVAL);
+	}
+	{
+		struct rdma_ucm_notify n = { .id = id };
+
+		EXPECT_ERRNO("notify_unbound_einval", CMD(fd1, RDMA_USER_CM_CMD_NOTIFY, n, 0), EINVAL);
+	}
+	{
+		struct rdma_ucm_init_qp_attr a = { .id = id, .qp_state = 1 };
+
+		EXPECT_ERRNO("init_qp_attr_out_short_enospc",
+			     CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 143), ENOSPC);
+		a.qp_state = 7;
+		EXPECT_ERRNO("init_qp_attr_bad_state_einval", CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 144),
+			     EINVAL);
+		a.qp_state = 1;
+		EXPECT_ERRNO("init_qp_attr_unbound_einval", CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 144),
+			     EINVAL);
+	}
+	{
+		struct rdma_ucm_resolve_ib_service r = { .id = id };
+
+		EXPECT_ERRNO("resolve_ib_service_unbound_einval",
+			     CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EINVAL);
+	}
+	ktap_result(bind_ip(fd1, id) == 0, "bind_ip_rxe", "errno %d", errno);
+	EXPECT_ERRNO("bind_ip_twice_einval", bind_ip(fd1, id), EINVAL);
+	{
+		struct rdma_ucm_resolve_ib_service r = { .id = id };
+
+		EXPECT_ERRNO("resolve_ib_service_roce_eopnotsupp",
+			     CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EOPNOTSUPP);
+	}
+	q.id = id;
+	q.response = (uintptr_t)&qr;
+	EXPECT_ERRNO("query_route_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, 199), ENOSPC);
+	memset(&qr, 0xa5, sizeof(qr));
+	ktap_result(CMD(fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(qr)) == 0 &&
+			    ((struct sockaddr_in *)&qr.src_addr)->sin_family == AF_INET &&
+			    ((struct sockaddr_in *)&qr.src_addr)->sin_addr.s_addr ==
+				    rxe_addr.sin_addr.s_addr &&
+			    qr.node_guid != 0 && qr.port_num == 1 && qr.num_paths == 0,
+		    "query_route_bound", "errno %d family %u guid %llx port %u paths %u", errno,
+		    ((struct sockaddr_in *)&qr.src_addr)->sin_family, (unsigned long long)qr.node_guid,
+		    qr.port_num, qr.num_paths);
+	q.option = RDMA_USER_CM_QUERY_IB_SERVICE;
+	EXPECT_ERRNO("query_ib_service_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 7), ENOSPC);
+	EXPECT_ERRNO("query_ib_service_enodata", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 8), ENODATA);
+	q.option = 9;
+	EXPECT_ERRNO("query_bad_option_enosys", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 280), ENOSYS);
+	{
+		struct rdma_ucm_accept a = { .id = id };
+
+		a.conn_param.valid = 1;
+		EXPECT_ERRNO("accept_not_connecting_einval", CMD(fd1, RDMA_USER_CM_CMD_ACCEPT, a, 0), EINVAL);
+	}
+	{
+		struct rdma_ucm_reject r = { .id = id, .reason = 5 };
+
+		EXPECT_ERRNO("reject_bad_reason_einval", CMD(fd1, RDMA_USER_CM_CMD_REJECT, r, 0), EINVAL);
+	}
+	{
+		struct rdma_ucm_join_ip_mcast j = { .id = id };
+		struct rdma_ucm_create_id_resp r;
+
+		j.response = (uintptr_t)&r;
+		EXPECT_ERRNO("join_ip_mcast_bad_family_einval",
+			     CMD(fd1, RDMA_USER_CM_CMD_JOIN_IP_MCAST, j, 4), EINVAL);
+	}
+	{
+		struct rdma_ucm_join_mcast j = { .id = id, .addr_size = sizeof(struct sockaddr_in) };
+		struct sockaddr_in g = { .sin_family = AF_INET };
+		struct rdma_ucm_create_id_resp r;
+
+		inet_pton(AF_INET, "239.1.2.3", &g.sin_addr);
+		memcpy(&j.addr, &g, sizeof(g));
+		j.response = (uintptr_t)&r;
+		j.join_flags = 2;
+		EXPECT_ERRNO("join_mcast_bad_flags_einval", CMD(fd1, RDMA_USER_CM_CMD_JOIN_MCAST, j, 4), EINVAL);
+		j.join_flags = 0;
+		EXPECT_ERRNO("join_mcast_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_JOIN_MCAST, j, 3), ENOSPC);
+	}
+	{
+		struct rdma_ucm_destroy_id l = { .id = 0x7ffffff0 };
+		struct rdma_ucm_destroy_id_resp r;
+
+		l.response = (uintptr_t)&r;
+		EXPECT_ERRNO("leave_mcast_unknown_enoent", CMD(fd1, RDMA_USER_CM_CMD_LEAVE_MCAST, l, 4), ENOENT);
+		EXPECT_ERRNO("leave_mcast_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_LEAVE_MCAST, l, 3),
+			     ENOSPC);
+	}
+	{
+		struct rdma_ucm_set_option s = { .id = id, .level = RDMA_OPTION_ID };
+		uint8_t val[144] = { 0 };
+
+		s.optval = (uintptr_t)val;
+		s.optname = RDMA_OPTION_ID_TOS;
+		s.optlen = 2;
+		EXPECT_ERRNO("set_option_tos_len2_einval", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
+		s.optlen = 1;
+		ktap_result(CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0) == 0, "set_option_tos_ok", "errno %d",
+			    errno);
+		s.optname = 77;
+		EXPECT_ERRNO("set_option_bad_name_enosys", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
+		s.level = 9;
+		EXPECT_ERRNO("set_option_bad_level_enosys", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
+		s.optlen = 0x7fffffff;
+		EXPECT_ERRNO("set_option_huge_optlen_einval", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+			     EINVAL);
+		s.level = RDMA_OPTION_IB;
+		s.optname = RDMA_OPTION_IB_PATH;
+		s.optlen = 71;
+		EXPECT_ERRNO("set_option_ib_path_len_einval", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+			     EINVAL);
+		s.optlen = 72;
+		EXPECT_ERRNO("set_option_ib_path_no_primary_einval",
+			     CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
+		s.optval = (uintptr_t)bad_ptr;
+		EXPECT_ERRNO("set_option_optval_fault_efault", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+			     EFAULT);
+	}
+	destroy_id(fd1, id, NULL);
+
+	/* RESOLVE_IP to the rxe address: ADDR_RESOLVED arrives with the uid. */
+	create_id(fd1, 0xabc, RDMA_PS_UDP, &ud);
+	{
+		struct rdma_ucm_resolve_ip r = { .id = ud, .timeout_ms = 2000 };
+
+		memcpy(&r.dst_addr, &rxe_addr, sizeof(rxe_addr));
+		ktap_result(CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0) == 0, "resolve_ip_rxe", "errno %d",
+			    errno);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ktap_result(get_event(fd1, &ev, sizeof(ev)) == 0 && ev.event == EV_ADDR_RESOLVED && ev.status == 0 &&
+			    ev.uid == 0xabc && ev.id == ud,
+		    "addr_resolved_event", "event %u status %d uid %llx", ev.event, (int)ev.status,
+		    (unsigned long long)ev.uid);
+	destroy_id(fd1, ud, NULL);
+}
+
+int main(void)
+{
+	const char *ip = getenv("RXE_IP");
+
+	signal(SIGPIPE, SIG_IGN);
+	if (!ip) {
+		printf("Bail out! RXE_IP not set (run through scripts/vm-run)\n");
+		return 1;
+	}
+	rxe_addr.sin_family = AF_INET;
+	inet_pton(AF_INET, ip, &rxe_addr.sin_addr);
+	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd1 = open(DEV, O_RDWR | O_CLOEXEC);
+	fd2 = open(DEV, O_RDWR | O_CLOEXEC);
+	if (fd1 < 0 || fd2 < 0) {
+		printf("Bail out! open %s: %s\n", DEV, strerror(errno));
+		return 1;
+	}
+	printf("KTAP version 1\n");
+	test_create_destroy();
+	test_events();
+	test_signal();
+	test_addressing();
+	printf("1..%d\n", ktap_n);
+	close(fd1);
+	close(fd2);
+	return ktap_finish();
+}
