@@ -207,7 +207,12 @@ unsafe extern "C" fn ucma_write(
     // SAFETY: the VFS holds a reference to `file` for the whole call, and this
     // device takes no `fdget_pos` (it is a stream).
     let fileref = unsafe { File::from_raw_file(file) };
-    let ret = state.write(fileref, may_write, UserPtr::from_ptr(buf.cast_mut().cast()), len);
+    let ret = state.write(
+        fileref,
+        may_write,
+        UserPtr::from_ptr(buf.cast_mut().cast()),
+        len,
+    );
     match ret {
         // The VFS caps `len` at MAX_RW_COUNT, so it fits in an isize.
         Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),

@@ -35,14 +35,14 @@ use kernel::{
 };
 
 use crate::{
-    id_table::IdTable,
-    multicast::Multicast,
-    owned_queue::OwnedQueue,
     event::{
         self,
         Event,
         EventList, //
     },
+    id_table::IdTable,
+    multicast::Multicast,
+    owned_queue::OwnedQueue,
     rdma_cm::{
         CmEvent,
         CmId,
@@ -51,8 +51,8 @@ use crate::{
         EVENT_DEVICE_REMOVAL,
         EVENT_ROUTE_RESOLVED, //
     },
-    ucma_core::uapi::EventResp,
     ucma_core::errno::Errno,
+    ucma_core::uapi::EventResp,
     ucma_file::{
         errno_to_error,
         move_events,
@@ -217,7 +217,8 @@ impl Context {
 
     /// Sets the listen backlog.
     pub(crate) fn set_backlog(&self, backlog: i32) {
-        self.backlog.store(backlog, kernel::sync::atomic::ordering::Release);
+        self.backlog
+            .store(backlog, kernel::sync::atomic::ordering::Release);
     }
 
     /// Gives back one backlog slot (a connect request was fetched or dropped).
@@ -242,7 +243,12 @@ impl Context {
     /// CREATE_ID: a new context with a new rdma_cm id, reserved but not yet
     /// visible. The caller publishes it with [`Context::publish`] once the
     /// reply is out, or destroys it with [`Context::destroy`].
-    pub(crate) fn create(file: &Arc<UcmaFile>, uid: u64, ps: u32, qp_type: u32) -> Result<Arc<Self>> {
+    pub(crate) fn create(
+        file: &Arc<UcmaFile>,
+        uid: u64,
+        ps: u32,
+        qp_type: u32,
+    ) -> Result<Arc<Self>> {
         let id = CONTEXTS.lock().ids.reserve()?;
         let (cm_id, unattached) = match CmId::create(ps, qp_type) {
             Ok(created) => created,
@@ -305,7 +311,8 @@ impl Context {
     fn close(&self) {
         let cm_id = {
             let mut st = self.state.lock();
-            self.closed.store(1, kernel::sync::atomic::ordering::Release);
+            self.closed
+                .store(1, kernel::sync::atomic::ordering::Release);
             st.cm_id.take()
         };
         if let Some(cm_id) = cm_id {
@@ -438,7 +445,11 @@ impl Context {
         ret
     }
 
-    fn try_connect_request(listener: &Arc<Context>, req: ConnectRequest, ev: &CmEvent<'_>) -> Result {
+    fn try_connect_request(
+        listener: &Arc<Context>,
+        req: ConnectRequest,
+        ev: &CmEvent<'_>,
+    ) -> Result {
         let file = listener.file();
         let id = CONTEXTS.lock().ids.reserve()?;
         // The event carries the listener's uid and the child's id; its param
@@ -450,8 +461,13 @@ impl Context {
             return Err(e.into());
         }
         let (cm_id, unattached) = req.into_cm_id();
-        let built = Arc::pin_init(Context::new(id, file.clone(), 0, cm_id), GFP_KERNEL)
-            .and_then(|child| Ok((Event::new(listener.clone(), Some(child.clone()), None, resp)?, child)));
+        let built =
+            Arc::pin_init(Context::new(id, file.clone(), 0, cm_id), GFP_KERNEL).and_then(|child| {
+                Ok((
+                    Event::new(listener.clone(), Some(child.clone()), None, resp)?,
+                    child,
+                ))
+            });
         let (ev, child) = match built {
             Ok(built) => built,
             Err(e) => {
@@ -475,7 +491,11 @@ impl Context {
 
     /// MIGRATE_ID: moves this context of `from` (with its queued events) to
     /// `to`. Returns its delivered-event count.
-    pub(crate) fn migrate(self: &Arc<Self>, from: &Arc<UcmaFile>, to: &Arc<UcmaFile>) -> Result<u32> {
+    pub(crate) fn migrate(
+        self: &Arc<Self>,
+        from: &Arc<UcmaFile>,
+        to: &Arc<UcmaFile>,
+    ) -> Result<u32> {
         let st = self.state.lock();
         let cm = st.cm_id()?;
         // No event of this context is queued while it moves.

@@ -119,7 +119,8 @@ impl Multicast {
         if !mc.ctx.belongs_to(file) {
             return Err(EINVAL);
         }
-        mc.ctx.leave(&mc, || MULTICASTS.lock().unpublish(mc.id, &mc))?;
+        mc.ctx
+            .leave(&mc, || MULTICASTS.lock().unpublish(mc.id, &mc))?;
         MULTICASTS.lock().release(mc.id);
         Ok(mc.events_reported.load(Relaxed))
     }

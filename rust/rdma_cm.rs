@@ -93,9 +93,7 @@ impl SockAddr {
         let mut ss = SockAddr(pin_init::zeroed());
         let n = bytes.len().min(Self::SIZE);
         // SAFETY: `ss.0` is a plain C struct of `SIZE` bytes, and `n <= SIZE`.
-        unsafe {
-            core::ptr::copy_nonoverlapping(bytes.as_ptr(), ss.as_mut_ptr().cast::<u8>(), n)
-        };
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), ss.as_mut_ptr().cast::<u8>(), n) };
         ss
     }
 
@@ -110,11 +108,7 @@ fn sockaddr_bytes(ss: &bindings::__kernel_sockaddr_storage, out: &mut [u8]) {
     // SAFETY: `ss` is a valid struct of `SIZE` bytes with no padding that
     // matters (it is a byte array in C); `n` is within both buffers.
     unsafe {
-        core::ptr::copy_nonoverlapping(
-            core::ptr::from_ref(ss).cast::<u8>(),
-            out.as_mut_ptr(),
-            n,
-        )
+        core::ptr::copy_nonoverlapping(core::ptr::from_ref(ss).cast::<u8>(), out.as_mut_ptr(), n)
     };
 }
 
@@ -205,10 +199,20 @@ impl CmId {
     }
 
     /// `rdma_resolve_addr()`.
-    pub(crate) fn resolve_addr(&self, src: &mut SockAddr, dst: &mut SockAddr, timeout_ms: u32) -> Result {
+    pub(crate) fn resolve_addr(
+        &self,
+        src: &mut SockAddr,
+        dst: &mut SockAddr,
+        timeout_ms: u32,
+    ) -> Result {
         // SAFETY: `ptr` is live; both addresses are valid sockaddr_storage.
         check(unsafe {
-            sys::rdma_resolve_addr(self.raw(), src.as_mut_ptr(), dst.as_mut_ptr(), to_ulong(timeout_ms))
+            sys::rdma_resolve_addr(
+                self.raw(),
+                src.as_mut_ptr(),
+                dst.as_mut_ptr(),
+                to_ulong(timeout_ms),
+            )
         })
     }
 
@@ -226,18 +230,23 @@ impl CmId {
 
     /// Builds the kernel connection parameters from the user's.
     fn conn_param(&self, src: &ConnParam) -> sys::rdma_conn_param {
-        let mut p: sys::rdma_conn_param = Default::default();
-        p.private_data = src.private_data.as_ptr().cast();
-        p.private_data_len = src.private_data_len;
-        p.responder_resources = src.responder_resources;
-        p.initiator_depth = src.initiator_depth;
-        p.flow_control = src.flow_control;
-        p.retry_count = src.retry_count;
-        p.rnr_retry_count = src.rnr_retry_count;
-        p.srq = src.srq;
-        p.qp_num = src.qp_num & 0xff_ffff;
-        p.qkey = if self.as_ref().src_family() == AF_IB { src.qkey } else { 0 };
-        p
+        sys::rdma_conn_param {
+            private_data: src.private_data.as_ptr().cast(),
+            private_data_len: src.private_data_len,
+            responder_resources: src.responder_resources,
+            initiator_depth: src.initiator_depth,
+            flow_control: src.flow_control,
+            retry_count: src.retry_count,
+            rnr_retry_count: src.rnr_retry_count,
+            srq: src.srq,
+            qp_num: src.qp_num & 0xff_ffff,
+            // The Q_Key is the user's only for AF_IB ids.
+            qkey: if self.as_ref().src_family() == AF_IB {
+                src.qkey
+            } else {
+                0
+            },
+        }
     }
 
     /// `rdma_connect_ece()`.
@@ -253,13 +262,20 @@ impl CmId {
 
     /// `rdma_accept_ece()` under the handler lock; `on_success` runs with the
     /// lock still held (to publish the uid atomically with the handler).
-    pub(crate) fn accept(&self, param: Option<&ConnParam>, ece: Ece, on_success: impl FnOnce()) -> Result {
+    pub(crate) fn accept(
+        &self,
+        param: Option<&ConnParam>,
+        ece: Ece,
+        on_success: impl FnOnce(),
+    ) -> Result {
         let mut p = param.map(|param| self.conn_param(param));
         let mut e = sys::rdma_ucm_ece {
             vendor_id: ece.vendor_id,
             attr_mod: ece.attr_mod,
         };
-        let pp = p.as_mut().map_or(core::ptr::null_mut(), core::ptr::from_mut);
+        let pp = p
+            .as_mut()
+            .map_or(core::ptr::null_mut(), core::ptr::from_mut);
         let _h = self.lock_handler();
         // SAFETY: `ptr` is live; `pp` is null or valid; the handler lock is held
         // as rdma_accept requires for user ids.
@@ -292,14 +308,18 @@ impl CmId {
     /// `rdma_init_qp_attr()` then `ib_copy_qp_attr_to_user()`: the
     /// `struct ib_uverbs_qp_attr` for moving a QP to `qp_state`.
     pub(crate) fn init_qp_attr(&self, qp_state: u32) -> Result<[u8; QP_ATTR_SIZE]> {
-        let mut attr: sys::ib_qp_attr = Default::default();
-        attr.qp_state = qp_state;
+        let mut attr = sys::ib_qp_attr {
+            qp_state,
+            ..Default::default()
+        };
         let mut mask: c_int = 0;
         // SAFETY: `ptr` is live; `attr` and `mask` are valid for writes.
         check(unsafe { sys::rdma_init_qp_attr(self.raw(), &mut attr, &mut mask) })?;
-        let mut resp: sys::ib_uverbs_qp_attr = Default::default();
-        // CAST: the mask is a bit set; the uAPI field is its u32 image.
-        resp.qp_attr_mask = mask as u32;
+        let mut resp = sys::ib_uverbs_qp_attr {
+            // CAST: the mask is a bit set; the uAPI field is its u32 image.
+            qp_attr_mask: mask as u32,
+            ..Default::default()
+        };
         // SAFETY: `ptr` is live and has a device (rdma_init_qp_attr succeeded);
         // `resp` and `attr` are valid.
         unsafe { sys::ib_copy_qp_attr_to_user((*self.raw()).device, &mut resp, &mut attr) };
@@ -341,7 +361,11 @@ impl CmId {
         let n = core::mem::size_of::<sys::rdma_ucm_ib_service>().min(ibs.len());
         // SAFETY: `svc` is a plain uAPI struct of at least `n` bytes.
         unsafe {
-            core::ptr::copy_nonoverlapping(ibs.as_ptr(), core::ptr::from_mut(&mut svc).cast::<u8>(), n)
+            core::ptr::copy_nonoverlapping(
+                ibs.as_ptr(),
+                core::ptr::from_mut(&mut svc).cast::<u8>(),
+                n,
+            )
         };
         // SAFETY: `ptr` is live; `svc` is valid for the call.
         check(unsafe { sys::rdma_resolve_ib_service(self.raw(), &mut svc) })
@@ -351,8 +375,10 @@ impl CmId {
     /// format (converted to OPA when the port wants OPA AHs).
     pub(crate) fn set_ib_path(&self, wire: &[u8; 64]) -> Result {
         let id = self.as_ref();
-        let mut rec: sys::sa_path_rec = Default::default();
-        rec.rec_type = sys::sa_path_rec_type_SA_PATH_REC_TYPE_IB;
+        let mut rec = sys::sa_path_rec {
+            rec_type: sys::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
+            ..Default::default()
+        };
         let mut wire = *wire;
         // SAFETY: `wire` holds the 64-byte packed record; `rec` is valid.
         unsafe { sys::ib_sa_unpack_path(wire.as_mut_ptr().cast(), &mut rec) };
@@ -374,7 +400,9 @@ impl CmId {
         let mut addr = mc.sockaddr();
         let ctx = Arc::as_ptr(mc).cast_mut().cast::<c_void>();
         // SAFETY: `ptr` is live; `addr` is valid; `ctx` outlives the join.
-        check(unsafe { sys::rdma_join_multicast(self.raw(), addr.as_mut_ptr(), mc.join_state(), ctx) })
+        check(unsafe {
+            sys::rdma_join_multicast(self.raw(), addr.as_mut_ptr(), mc.join_state(), ctx)
+        })
     }
 
     /// `rdma_leave_multicast()`: afterwards no handler runs with `mc`.
@@ -436,7 +464,15 @@ impl CmIdRef<'_> {
     /// The family of the id's source address.
     pub(crate) fn src_family(&self) -> u16 {
         // SAFETY: `ss_family` is the first field of every sockaddr layout.
-        unsafe { self.id().route.addr.src_addr.__bindgen_anon_1.__bindgen_anon_1.ss_family }
+        unsafe {
+            self.id()
+                .route
+                .addr
+                .src_addr
+                .__bindgen_anon_1
+                .__bindgen_anon_1
+                .ss_family
+        }
     }
 
     /// Copies the id's source address into `out`.
@@ -519,12 +555,16 @@ impl CmIdRef<'_> {
         let id = unsafe { &mut *self.raw() };
         let src_sid = || {
             // SAFETY: the id is live; the address is its own.
-            unsafe { sys::rdma_get_service_id(self.raw(), (&raw mut id.route.addr.src_addr).cast()) }
+            unsafe {
+                sys::rdma_get_service_id(self.raw(), (&raw mut id.route.addr.src_addr).cast())
+            }
         };
         sockaddr_ib(&mut r.src_addr, &src, pkey, &sgid, src_sid);
         let dst_sid = || {
             // SAFETY: as above.
-            unsafe { sys::rdma_get_service_id(self.raw(), (&raw mut id.route.addr.dst_addr).cast()) }
+            unsafe {
+                sys::rdma_get_service_id(self.raw(), (&raw mut id.route.addr.dst_addr).cast())
+            }
         };
         sockaddr_ib(&mut r.dst_addr, &dst, pkey, &dgid, dst_sid);
         (r.src_size, r.dst_size) = (SOCKADDR_IB_SIZE as u16, SOCKADDR_IB_SIZE as u16);
@@ -568,7 +608,13 @@ impl CmIdRef<'_> {
         let mut dst = [0u8; SockAddr::SIZE];
         self.src_addr(&mut src);
         self.dst_addr(&mut dst);
-        let in6 = |a: &[u8]| if family(a) == AF_INET { 16 } else { SOCKADDR_IN6_SIZE };
+        let in6 = |a: &[u8]| {
+            if family(a) == AF_INET {
+                16
+            } else {
+                SOCKADDR_IN6_SIZE
+            }
+        };
         let (ss, ds) = (in6(&src), in6(&dst));
         r.src_addr[..ss].copy_from_slice(&src[..ss]);
         r.dst_addr[..ds].copy_from_slice(&dst[..ds]);
@@ -588,10 +634,10 @@ impl CmIdRef<'_> {
         let mut sgid: sys::ib_gid = Default::default();
         let mut dgid: sys::ib_gid = Default::default();
         // ib_user_path_rec: dgid @0, sgid @16, ..., pkey (be16) @52.
-        // SAFETY (all three branches): the device is live while the id is
-        // bound to it; the GIDs and `dev_addr` are valid local copies.
         let copy_paths = |r: &mut QueryRouteResp| {
-            let n = usize::try_from(id.route.num_pri_alt_paths).unwrap_or(0).min(2);
+            let n = usize::try_from(id.route.num_pri_alt_paths)
+                .unwrap_or(0)
+                .min(2);
             // CAST: at most 2.
             r.num_paths = id.route.num_pri_alt_paths as u32;
             for i in 0..n {
@@ -605,6 +651,8 @@ impl CmIdRef<'_> {
             }
             n
         };
+        // SAFETY: (all three branches) the device is live while the id is
+        // bound to it; the GIDs and `dev_addr` are valid local copies.
         unsafe {
             if sys::ucma_shim_cap_ib_sa(id.device, id.port_num) {
                 if copy_paths(&mut r) == 0 {
@@ -642,7 +690,13 @@ const SOCKADDR_IB_SIZE: usize = 48;
 /// Writes a `struct sockaddr_ib` for QUERY GID into `out`: the stored
 /// address when it is AF_IB already, else one built from `gid`, `pkey` and
 /// the service id.
-fn sockaddr_ib(out: &mut [u8], stored: &[u8], pkey: u16, gid: &sys::ib_gid, sid: impl FnOnce() -> u64) {
+fn sockaddr_ib(
+    out: &mut [u8],
+    stored: &[u8],
+    pkey: u16,
+    gid: &sys::ib_gid,
+    sid: impl FnOnce() -> u64,
+) {
     if family(stored) == AF_IB {
         out[..SOCKADDR_IB_SIZE].copy_from_slice(&stored[..SOCKADDR_IB_SIZE]);
         return;
@@ -854,7 +908,9 @@ unsafe extern "C" fn cm_event_handler(
     // listener's, for a connect request's new id), alive while the handler runs.
     let ctx: ArcBorrow<'_, Context> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
     // SAFETY: `event` is valid for the duration of the handler.
-    let ev = CmEvent { ev: unsafe { &*event } };
+    let ev = CmEvent {
+        ev: unsafe { &*event },
+    };
     // SAFETY: `id` is non-null and live.
     let ptr = unsafe { NonNull::new_unchecked(id) };
     if ev.kind() == EVENT_CONNECT_REQUEST {

@@ -10,6 +10,8 @@
 #![allow(
     dead_code,
     clippy::all,
+    clippy::pedantic,
+    clippy::restriction,
     clippy::undocumented_unsafe_blocks,
     missing_docs,
     non_camel_case_types,

@@ -9,8 +9,7 @@
 
 use kernel::{
     fs::File,
-    new_mutex,
-    new_poll_condvar,
+    new_mutex, new_poll_condvar,
     prelude::*,
     sync::{
         atomic::ordering::Relaxed,
@@ -35,12 +34,12 @@ use zerocopy::{
 
 use crate::{
     context::Context,
-    multicast::Multicast,
     event::{
         self,
         Event,
         EventList, //
     },
+    multicast::Multicast,
     rdma_cm::SockAddr,
     ucma_core::{
         abi::{
@@ -129,7 +128,9 @@ const EVENT_INTERNAL: u32 = 19;
 fn read_cmd<T: FromBytes + IntoBytes>(payload: UserPtr) -> Result<T> {
     let mut v = T::new_zeroed();
     let bytes = v.as_mut_bytes();
-    UserSlice::new(payload, bytes.len()).reader().read_slice(bytes)?;
+    UserSlice::new(payload, bytes.len())
+        .reader()
+        .read_slice(bytes)?;
     Ok(v)
 }
 
@@ -139,7 +140,9 @@ fn read_cmd_partial<T: FromBytes + IntoBytes>(payload: UserPtr, in_len: usize) -
     let mut v = T::new_zeroed();
     let bytes = v.as_mut_bytes();
     let n = in_len.min(bytes.len());
-    UserSlice::new(payload, n).reader().read_slice(&mut bytes[..n])?;
+    UserSlice::new(payload, n)
+        .reader()
+        .read_slice(&mut bytes[..n])?;
     Ok(v)
 }
 
@@ -224,7 +227,9 @@ impl UcmaFile {
         }
         check_write_len(len).map_err(errno_to_error)?;
         let mut hdr = [0u8; CMD_HDR_SIZE];
-        UserSlice::new(buf, CMD_HDR_SIZE).reader().read_slice(&mut hdr)?;
+        UserSlice::new(buf, CMD_HDR_SIZE)
+            .reader()
+            .read_slice(&mut hdr)?;
         let req = Request::parse(len, CmdHeader::from_bytes(hdr)).map_err(errno_to_error)?;
         let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
         self.execute(file, req, payload)?;
@@ -308,7 +313,9 @@ impl UcmaFile {
 
     fn bind(&self, p: UserPtr) -> Result {
         let cmd: Bind = read_cmd(p)?;
-        if cmd.reserved != 0 || cmd.addr_size == 0 || usize::from(cmd.addr_size) != addr_size_kss(&cmd.addr)
+        if cmd.reserved != 0
+            || cmd.addr_size == 0
+            || usize::from(cmd.addr_size) != addr_size_kss(&cmd.addr)
         {
             return Err(EINVAL);
         }
@@ -606,7 +613,15 @@ impl UcmaFile {
         let mut addr = [0u8; SOCKADDR_STORAGE_SIZE];
         addr[..addr_size].copy_from_slice(&cmd.addr[..addr_size]);
         // CAST: at most 28.
-        self.join(cmd.response, cmd.uid, cmd.id, addr_size as u16, JOIN_FLAG_FULLMEMBER, &addr, out)
+        self.join(
+            cmd.response,
+            cmd.uid,
+            cmd.id,
+            addr_size as u16,
+            JOIN_FLAG_FULLMEMBER,
+            &addr,
+            out,
+        )
     }
 
     fn join_mcast(&self, p: UserPtr, out: usize) -> Result {
@@ -614,7 +629,15 @@ impl UcmaFile {
         if addr_size_kss(&cmd.addr) == 0 {
             return Err(EINVAL);
         }
-        self.join(cmd.response, cmd.uid, cmd.id, cmd.addr_size, cmd.join_flags, &cmd.addr, out)
+        self.join(
+            cmd.response,
+            cmd.uid,
+            cmd.id,
+            cmd.addr_size,
+            cmd.join_flags,
+            &cmd.addr,
+            out,
+        )
     }
 
     /// `ucma_process_join`.
@@ -641,9 +664,13 @@ impl UcmaFile {
             _ => return Err(EINVAL),
         };
         let ctx = Context::lookup(self, id)?;
-        Multicast::join(&ctx, uid, &addr[..usize::from(addr_size)], join_state, |mc_id| {
-            write_struct(response, &CreateIdResp { id: mc_id })
-        })
+        Multicast::join(
+            &ctx,
+            uid,
+            &addr[..usize::from(addr_size)],
+            join_state,
+            |mc_id| write_struct(response, &CreateIdResp { id: mc_id }),
+        )
     }
 
     fn leave_mcast(&self, p: UserPtr, out: usize) -> Result {
@@ -696,7 +723,9 @@ pub(crate) fn move_events(ctx: &Arc<Context>, from: &UcmaFile, to: &UcmaFile) ->
     let reported = {
         let mut inner = from.inner.lock();
         inner.contexts.retain(|c| !Arc::ptr_eq(c, ctx));
-        event::extract(&mut inner.events, &mut moved, |ev| core::ptr::eq(&*ev.ctx, &**ctx));
+        event::extract(&mut inner.events, &mut moved, |ev| {
+            core::ptr::eq(&*ev.ctx, &**ctx)
+        });
         ctx.events_reported.load(Relaxed)
     };
     {

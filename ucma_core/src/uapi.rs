@@ -551,9 +551,15 @@ mod tests {
         assert_eq!(align_of::<EventResp>(), 8);
         assert_eq!(offset_of!(QueryAddrResp, src_addr), 16);
         assert_eq!(offset_of!(QueryAddrResp, dst_addr), 144);
-        assert_eq!(offset_of!(QueryAddrResp, ibdev_index), QueryAddrResp::MIN_OUT);
+        assert_eq!(
+            offset_of!(QueryAddrResp, ibdev_index),
+            QueryAddrResp::MIN_OUT
+        );
         assert_eq!(offset_of!(QueryRouteResp, src_addr), 136);
         assert_eq!(offset_of!(QueryRouteResp, num_paths), 192);
-        assert_eq!(offset_of!(QueryRouteResp, ibdev_index), QueryRouteResp::MIN_OUT);
+        assert_eq!(
+            offset_of!(QueryRouteResp, ibdev_index),
+            QueryRouteResp::MIN_OUT
+        );
     }
 }

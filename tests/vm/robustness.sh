@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# VM tier: teardown paths with real tools (KTAP). Killed processes must
+# leave no cm_id behind; deleting rxe0 under live connections must deliver
+# DEVICE_REMOVAL, let `rdma link delete` return and the applications exit.
+set -u
+n=0 fail=0
+res() { # $1 0=ok $2 name $3 reason
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2 # $3"; fail=$((fail + 1)); fi
+}
+no_cm_ids() {
+	local i
+	for i in $(seq 50); do
+		[ -z "$(rdma resource show cm_id 2>/dev/null)" ] && return 0
+		sleep 0.2
+	done
+	rdma resource show cm_id | head -n 5 | tr '\n' ' '
+	return 1
+}
+echo "KTAP version 1"
+echo "1..5"
+
+# A client killed with SIGKILL mid-stream: its file release destroys its ids.
+for t in siw rxe; do
+	ip=$([ $t = siw ] && echo "$SIW_IP" || echo "$RXE_IP")
+	rping -s -a "$ip" -p 7601 -P >/dev/null 2>&1 &
+	srv=$!
+	sleep 1
+	rping -c -a "$ip" -p 7601 -C 0 >/dev/null 2>&1 &
+	cli=$!
+	sleep 2
+	kill -9 $cli
+	wait $cli 2>/dev/null
+	sleep 1
+	kill -9 $srv
+	wait $srv 2>/dev/null
+	left=$(no_cm_ids)
+	res $? "sigkill_client_and_server_leave_no_cm_id_$t" "$left"
+done
+
+# A server killed while connected.
+rping -s -a "$RXE_IP" -p 7602 -C 0 >/dev/null 2>&1 &
+srv=$!
+sleep 1
+rping -c -a "$RXE_IP" -p 7602 -C 0 >/dev/null 2>&1 &
+cli=$!
+sleep 2
+kill -9 $srv
+wait $srv 2>/dev/null
+timeout 20 tail --pid=$cli -f /dev/null
+gone=$?
+kill -9 $cli 2>/dev/null
+wait $cli 2>/dev/null
+left=$(no_cm_ids)
+rc=$?
+[ $rc = 0 ]
+res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $left"
+
+# Device removal under live connections.
+rping -s -a "$RXE_IP" -p 7603 -C 0 >/tmp/rm-s.log 2>&1 &
+srv=$!
+sleep 1
+rping -c -a "$RXE_IP" -p 7603 -C 0 >/tmp/rm-c.log 2>&1 &
+cli=$!
+sleep 3
+timeout 30 rdma link delete rxe0
+del=$?
+res $del rdma_link_delete_returns "rdma link delete exited $del"
+timeout 20 tail --pid=$srv -f /dev/null
+s=$?
+timeout 20 tail --pid=$cli -f /dev/null
+c=$?
+kill -9 $srv $cli 2>/dev/null
+wait 2>/dev/null
+grep -q 'device removal' /tmp/rm-s.log && grep -q 'device removal' /tmp/rm-c.log && [ $s = 0 ] && [ $c = 0 ]
+res $? device_removal_seen_and_apps_exit "server wait $s client wait $c: $(tail -n 2 /tmp/rm-s.log | tr '\n' ' ') / $(tail -n 2 /tmp/rm-c.log | tr '\n' ' ')"
+rdma link add rxe0 type rxe netdev veth0 2>/dev/null
+echo "# $((n - fail)) passed, $fail failed, 0 skipped"
+[ $fail = 0 ]
