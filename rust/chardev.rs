@@ -80,20 +80,24 @@ unsafe impl Send for MiscRegistration {}
 unsafe impl Sync for MiscRegistration {}
 
 impl MiscRegistration {
+    /// Fails with `EBUSY`, and says why, if another `rdma_cm` misc device
+    /// (the C `rdma_ucm`) exists.
+    pub(crate) fn ensure_name_free() -> Result {
+        // SAFETY: the name is a valid NUL-terminated string.
+        let taken =
+            unsafe { rdma_sys::ucma_shim_misc_name_taken(as_char_ptr_in_const_context(MISC_NAME)) };
+        if taken {
+            pr_err!("the rdma_cm device is held by another module (rdma_ucm?): unload it first\n");
+            return Err(EBUSY);
+        }
+        Ok(())
+    }
+
     /// Registers `/dev/infiniband/rdma_cm` (mode 0666) with its `abi_version`
-    /// attribute. Fails with `EBUSY` if another `rdma_cm` misc device (the C
-    /// `rdma_ucm`) exists.
+    /// attribute, and the `rdma_cm` ib_client.
     pub(crate) fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             inner <- Opaque::try_ffi_init(move |slot: *mut bindings::miscdevice| {
-                // SAFETY: the name is a valid NUL-terminated string.
-                let taken = unsafe {
-                    rdma_sys::ucma_shim_misc_name_taken(as_char_ptr_in_const_context(MISC_NAME))
-                };
-                if taken {
-                    pr_err!("the rdma_cm device is held by another module (rdma_ucm?): unload it first\n");
-                    return Err(EBUSY);
-                }
                 let mut misc: bindings::miscdevice = pin_init::zeroed();
                 // CAST: MISC_DYNAMIC_MINOR (255) fits in a c_int.
                 misc.minor = bindings::MISC_DYNAMIC_MINOR as c_int;

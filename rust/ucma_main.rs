@@ -56,7 +56,12 @@ struct UcmaModule {
 impl kernel::InPlaceModule for UcmaModule {
     fn init(_module: &'static ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
-            _tables: Tables::init()?,
+            // Refuse early, before touching anything the C module also owns
+            // (the sysctl path, the misc name, the ib_client name).
+            _tables: {
+                chardev::MiscRegistration::ensure_name_free()?;
+                Tables::init()?
+            },
             _sysctl: Sysctl::register()?,
             misc <- chardev::MiscRegistration::register(),
         })

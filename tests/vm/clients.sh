@@ -67,7 +67,7 @@ for t in siw rxe; do
 		if [ $t = rxe ] && [ $v = 4 ]; then
 			next_port; add "rdma_xserver_xclient_${tag}" "rdma_xserver -c r -p $port" "rdma_xclient -s $ip -c r -p $port"
 			grp=239.1.1.$((port % 200 + 1))
-			add "mckey_${tag}" "mckey -m $grp -b $ip -C 20" "sleep 2; mckey -m $grp -b $ip -s -C 20"
+			add "mckey_${tag}" "mckey -m $grp -b $ip -C 20" "sleep 3; mckey -m $grp -b $ip -s -C 20"
 		fi
 	done
 done
