@@ -475,14 +475,13 @@ impl CmIdRef<'_> {
         }
     }
 
-    /// Copies the id's source address into `out`.
-    pub(crate) fn src_addr(&self, out: &mut [u8]) {
-        sockaddr_bytes(&self.id().route.addr.src_addr, out)
-    }
-
-    /// Copies the id's destination address into `out`.
-    pub(crate) fn dst_addr(&self, out: &mut [u8]) {
-        sockaddr_bytes(&self.id().route.addr.dst_addr, out)
+    /// Both addresses, as `(source, destination)` storage images.
+    fn addrs(&self) -> ([u8; SockAddr::SIZE], [u8; SockAddr::SIZE]) {
+        let mut src = [0u8; SockAddr::SIZE];
+        let mut dst = [0u8; SockAddr::SIZE];
+        sockaddr_bytes(&self.id().route.addr.src_addr, &mut src);
+        sockaddr_bytes(&self.id().route.addr.dst_addr, &mut dst);
+        (src, dst)
     }
 
     /// Device facts for QUERY replies: node GUID (raw, network order),
@@ -524,10 +523,7 @@ impl CmIdRef<'_> {
     /// QUERY ADDR: both addresses at their full size, and the device facts.
     pub(crate) fn query_addr(&self) -> QueryAddrResp {
         let mut r = QueryAddrResp::new_zeroed();
-        let mut src = [0u8; SockAddr::SIZE];
-        let mut dst = [0u8; SockAddr::SIZE];
-        self.src_addr(&mut src);
-        self.dst_addr(&mut dst);
+        let (src, dst) = self.addrs();
         let (ss, ds) = (addr_size(&src), addr_size(&dst));
         r.src_addr[..ss].copy_from_slice(&src[..ss]);
         r.dst_addr[..ds].copy_from_slice(&dst[..ds]);
@@ -547,10 +543,7 @@ impl CmIdRef<'_> {
         let mut dgid: sys::ib_gid = Default::default();
         // SAFETY: the id is live; both GIDs are valid for writes.
         unsafe { sys::rdma_read_gids(self.raw(), &mut sgid, &mut dgid) };
-        let mut src = [0u8; SockAddr::SIZE];
-        let mut dst = [0u8; SockAddr::SIZE];
-        self.src_addr(&mut src);
-        self.dst_addr(&mut dst);
+        let (src, dst) = self.addrs();
         // SAFETY: the id is live for the borrow.
         let id = unsafe { &mut *self.raw() };
         let src_sid = || {
@@ -604,10 +597,7 @@ impl CmIdRef<'_> {
     /// QUERY_ROUTE: addresses (as `sockaddr_in6`), device facts and paths.
     pub(crate) fn query_route(&self) -> QueryRouteResp {
         let mut r = QueryRouteResp::new_zeroed();
-        let mut src = [0u8; SockAddr::SIZE];
-        let mut dst = [0u8; SockAddr::SIZE];
-        self.src_addr(&mut src);
-        self.dst_addr(&mut dst);
+        let (src, dst) = self.addrs();
         let in6 = |a: &[u8]| {
             if family(a) == AF_INET {
                 16
@@ -908,9 +898,8 @@ unsafe extern "C" fn cm_event_handler(
     // listener's, for a connect request's new id), alive while the handler runs.
     let ctx: ArcBorrow<'_, Context> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
     // SAFETY: `event` is valid for the duration of the handler.
-    let ev = CmEvent {
-        ev: unsafe { &*event },
-    };
+    let ev = unsafe { &*event };
+    let ev = CmEvent { ev };
     // SAFETY: `id` is non-null and live.
     let ptr = unsafe { NonNull::new_unchecked(id) };
     if ev.kind() == EVENT_CONNECT_REQUEST {

@@ -40,7 +40,10 @@ use crate::{
         EventList, //
     },
     multicast::Multicast,
-    rdma_cm::SockAddr,
+    rdma_cm::{
+        CmId,
+        SockAddr, //
+    },
     ucma_core::{
         abi::{
             check_write_len,
@@ -236,6 +239,32 @@ impl UcmaFile {
         Ok(len)
     }
 
+    /// Runs `f` on the rdma_cm id of context `id` under its command lock
+    /// (`ucma_get_ctx` semantics).
+    fn on_cm<R>(&self, id: u32, f: impl FnOnce(&CmId) -> Result<R>) -> Result<R> {
+        let ctx = Context::lookup(self, id)?;
+        let st = ctx.state.lock();
+        f(st.cm_id()?)
+    }
+
+    /// As [`Self::on_cm`], for an id bound to a device (`ucma_get_ctx_dev`).
+    fn on_cm_dev<R>(&self, id: u32, f: impl FnOnce(&CmId) -> Result<R>) -> Result<R> {
+        let ctx = Context::lookup(self, id)?;
+        let st = ctx.state.lock();
+        f(st.cm_id_dev()?)
+    }
+
+    /// RESOLVE_IP and RESOLVE_ADDR, once their addresses are validated.
+    fn resolve(&self, id: u32, src: &[u8], dst: &[u8], timeout_ms: u32) -> Result {
+        self.on_cm(id, |cm| {
+            cm.resolve_addr(
+                &mut SockAddr::from_bytes(src),
+                &mut SockAddr::from_bytes(dst),
+                timeout_ms,
+            )
+        })
+    }
+
     fn execute(self: &Arc<Self>, file: &File, req: Request, p: UserPtr) -> Result {
         let in_len = usize::from(req.in_len);
         let out = usize::from(req.out_len);
@@ -306,9 +335,9 @@ impl UcmaFile {
         if addr_size_in6(&cmd.addr) == 0 {
             return Err(EINVAL);
         }
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id()?.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
+        self.on_cm(cmd.id, |cm| {
+            cm.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
+        })
     }
 
     fn bind(&self, p: UserPtr) -> Result {
@@ -319,9 +348,9 @@ impl UcmaFile {
         {
             return Err(EINVAL);
         }
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id()?.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
+        self.on_cm(cmd.id, |cm| {
+            cm.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
+        })
     }
 
     fn resolve_ip(&self, p: UserPtr) -> Result {
@@ -331,13 +360,7 @@ impl UcmaFile {
         {
             return Err(EINVAL);
         }
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id()?.resolve_addr(
-            &mut SockAddr::from_bytes(&cmd.src_addr),
-            &mut SockAddr::from_bytes(&cmd.dst_addr),
-            cmd.timeout_ms,
-        )
+        self.resolve(cmd.id, &cmd.src_addr, &cmd.dst_addr, cmd.timeout_ms)
     }
 
     fn resolve_addr(&self, p: UserPtr) -> Result {
@@ -349,27 +372,17 @@ impl UcmaFile {
         {
             return Err(EINVAL);
         }
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id()?.resolve_addr(
-            &mut SockAddr::from_bytes(&cmd.src_addr),
-            &mut SockAddr::from_bytes(&cmd.dst_addr),
-            cmd.timeout_ms,
-        )
+        self.resolve(cmd.id, &cmd.src_addr, &cmd.dst_addr, cmd.timeout_ms)
     }
 
     fn resolve_route(&self, p: UserPtr) -> Result {
         let cmd: ResolveRoute = read_cmd(p)?;
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id_dev()?.resolve_route(cmd.timeout_ms)
+        self.on_cm_dev(cmd.id, |cm| cm.resolve_route(cmd.timeout_ms))
     }
 
     fn resolve_ib_service(&self, p: UserPtr) -> Result {
         let cmd: ResolveIbService = read_cmd(p)?;
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id()?.resolve_ib_service(&cmd.ibs)
+        self.on_cm(cmd.id, |cm| cm.resolve_ib_service(&cmd.ibs))
     }
 
     fn query_route(&self, p: UserPtr, out: usize) -> Result {
@@ -377,11 +390,7 @@ impl UcmaFile {
             return Err(ENOSPC);
         }
         let cmd: Query = read_cmd(p)?;
-        let ctx = Context::lookup(self, cmd.id)?;
-        let resp = {
-            let st = ctx.state.lock();
-            st.cm_id()?.as_ref().query_route()
-        };
+        let resp = self.on_cm(cmd.id, |cm| Ok(cm.as_ref().query_route()))?;
         write_struct_min(cmd.response, &resp, out)
     }
 
@@ -429,9 +438,7 @@ impl UcmaFile {
         if cmd.conn_param.valid == 0 {
             return Err(EINVAL);
         }
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id_dev()?.connect(&cmd.conn_param, cmd.ece)
+        self.on_cm_dev(cmd.id, |cm| cm.connect(&cmd.conn_param, cmd.ece))
     }
 
     fn listen(&self, p: UserPtr) -> Result {
@@ -471,17 +478,13 @@ impl UcmaFile {
             r @ (REJ_CONSUMER_DEFINED | REJ_VENDOR_OPTION_NOT_SUPPORTED) => r,
             _ => return Err(EINVAL),
         };
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
         let len = usize::from(cmd.private_data_len).min(cmd.private_data.len());
-        st.cm_id_dev()?.reject(&cmd.private_data[..len], reason)
+        self.on_cm_dev(cmd.id, |cm| cm.reject(&cmd.private_data[..len], reason))
     }
 
     fn disconnect(&self, p: UserPtr) -> Result {
         let cmd: Disconnect = read_cmd(p)?;
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        st.cm_id_dev()?.disconnect()
+        self.on_cm_dev(cmd.id, |cm| cm.disconnect())
     }
 
     fn init_qp_attr(&self, p: UserPtr, out: usize) -> Result {
@@ -492,11 +495,7 @@ impl UcmaFile {
         if cmd.qp_state > QPS_ERR {
             return Err(EINVAL);
         }
-        let ctx = Context::lookup(self, cmd.id)?;
-        let resp = {
-            let st = ctx.state.lock();
-            st.cm_id_dev()?.init_qp_attr(cmd.qp_state)?
-        };
+        let resp = self.on_cm_dev(cmd.id, |cm| cm.init_qp_attr(cmd.qp_state))?;
         write_resp(cmd.response, &resp)
     }
 
@@ -595,13 +594,13 @@ impl UcmaFile {
 
     fn notify_cmd(&self, p: UserPtr) -> Result {
         let cmd: Notify = read_cmd(p)?;
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        let cm = st.cm_id()?;
-        if !cm.as_ref().has_device() {
-            return Err(EINVAL);
-        }
-        cm.notify(cmd.event)
+        // NOTIFY checks the device under the lock, after the lookup.
+        self.on_cm(cmd.id, |cm| {
+            if !cm.as_ref().has_device() {
+                return Err(EINVAL);
+            }
+            cm.notify(cmd.event)
+        })
     }
 
     fn join_ip_mcast(&self, p: UserPtr, out: usize) -> Result {
