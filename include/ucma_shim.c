@@ -58,7 +58,7 @@ bool ucma_shim_misc_name_taken(const char *name)
 
 static unsigned int max_backlog = 1024;
 static struct ctl_table_header *ucma_ctl_table_hdr;
-static struct ctl_table ucma_ctl_table[] = {
+static const struct ctl_table ucma_ctl_table[] = {
 	{
 		.procname	= "max_backlog",
 		.data		= &max_backlog,
