@@ -67,7 +67,13 @@ for t in siw rxe; do
 		if [ $t = rxe ] && [ $v = 4 ]; then
 			next_port; add "rdma_xserver_xclient_${tag}" "rdma_xserver -c r -p $port" "rdma_xclient -s $ip -c r -p $port"
 			grp=239.1.1.$((port % 200 + 1))
-			add "mckey_${tag}" "mckey -m $grp -b $ip -C 20" "sleep 3; mckey -m $grp -b $ip -s -C 20"
+			# Datagrams sent before the receiver has attached its QP to
+			# the group are lost: start the sender once it says so. The
+			# first datagrams of a boot's first group are lost on the
+			# way (with either module): the sender sends 5 times what
+			# the receiver waits for.
+			add "mckey_${tag}" "stdbuf -oL mckey -m $grp -b $ip -C 20" \
+				"for i in \$(seq 150); do grep -q 'receiving data' $logdir/mckey_${tag}.server && break; sleep 0.2; done; mckey -m $grp -b $ip -s -C 100"
 		fi
 	done
 done
