@@ -87,8 +87,17 @@ pub(crate) fn init_tables() -> Result {
 /// Tears down the global tables. Called once, from module exit, when no file
 /// is open any more: waits for queued context teardown to finish.
 pub(crate) fn exit_tables() {
-    let wq = CONTEXTS.lock().close_wq.take();
+    let (wq, ids) = {
+        let mut table = CONTEXTS.lock();
+        (
+            table.close_wq.take(),
+            core::mem::replace(&mut table.ids, IdTable::new()),
+        )
+    };
     drop(wq);
+    // Statics are never dropped: free the tables' storage by hand.
+    drop(ids);
+    crate::multicast::exit_table();
 }
 
 impl ContextTable {

@@ -43,6 +43,12 @@ pub(crate) fn init_table() {
     unsafe { MULTICASTS.init() };
 }
 
+/// Frees the multicast table's storage. Called once, from module exit.
+pub(crate) fn exit_table() {
+    let ids = core::mem::replace(&mut *MULTICASTS.lock(), IdTable::new());
+    drop(ids);
+}
+
 /// One multicast join of a context.
 pub(crate) struct Multicast {
     /// The id userspace names it by.
