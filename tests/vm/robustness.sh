@@ -19,18 +19,26 @@ no_cm_ids() {
 	rdma resource show cm_id | head -n 5 | tr '\n' ' '
 	return 1
 }
+# start_pair IP PORT SERVER_FLAGS [LOG_PREFIX]: an endless rping pair;
+# sets srv and cli to their pids once the client has been running 2 s.
+start_pair() {
+	local out_s=/dev/null out_c=/dev/null
+	[ -n "${4:-}" ] && out_s=$4-s.log out_c=$4-c.log
+	rping -s -a "$1" -p "$2" $3 >"$out_s" 2>&1 &
+	srv=$!
+	sleep 1
+	rping -c -a "$1" -p "$2" -C 0 >"$out_c" 2>&1 &
+	cli=$!
+	sleep 2
+}
+
 echo "KTAP version 1"
 echo "1..5"
 
 # A client killed with SIGKILL mid-stream: its file release destroys its ids.
 for t in siw rxe; do
 	ip=$([ $t = siw ] && echo "$SIW_IP" || echo "$RXE_IP")
-	rping -s -a "$ip" -p 7601 -P >/dev/null 2>&1 &
-	srv=$!
-	sleep 1
-	rping -c -a "$ip" -p 7601 -C 0 >/dev/null 2>&1 &
-	cli=$!
-	sleep 2
+	start_pair "$ip" 7601 -P
 	kill -9 $cli
 	wait $cli 2>/dev/null
 	sleep 1
@@ -41,12 +49,7 @@ for t in siw rxe; do
 done
 
 # A server killed while connected.
-rping -s -a "$RXE_IP" -p 7602 -C 0 >/dev/null 2>&1 &
-srv=$!
-sleep 1
-rping -c -a "$RXE_IP" -p 7602 -C 0 >/dev/null 2>&1 &
-cli=$!
-sleep 2
+start_pair "$RXE_IP" 7602 "-C 0"
 kill -9 $srv
 wait $srv 2>/dev/null
 timeout 20 tail --pid=$cli -f /dev/null
@@ -59,12 +62,8 @@ rc=$?
 res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $left"
 
 # Device removal under live connections.
-rping -s -a "$RXE_IP" -p 7603 -C 0 >/tmp/rm-s.log 2>&1 &
-srv=$!
+start_pair "$RXE_IP" 7603 "-C 0" /tmp/rm
 sleep 1
-rping -c -a "$RXE_IP" -p 7603 -C 0 >/tmp/rm-c.log 2>&1 &
-cli=$!
-sleep 3
 timeout 30 rdma link delete rxe0
 del=$?
 res $del rdma_link_delete_returns "rdma link delete exited $del"
