@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -137,17 +138,104 @@ static void test_foreign_creds(int fd)
 		     ENOSYS);
 }
 
+/* Runs @fn in a child and reports whether it returned 0. */
+static void in_child(const char *name, int (*fn)(int), int arg)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn(arg));
+	waitpid(pid, &status, 0);
+	ktap_result(WIFEXITED(status) && WEXITSTATUS(status) == 0, name, "child status %#x", status);
+}
+
+/* The opener's own credentials change (setresuid): its writes become EACCES. */
+static int cred_change(int unused)
+{
+	int fd = open_dev();
+	long r;
+
+	(void)unused;
+	errno = 0;
+	r = write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, 8);
+	if (r != -1 || errno != ENOSYS)
+		return 2;
+	if (setresuid(65534, 65534, 65534))
+		return 3;
+	errno = 0;
+	r = write_cmd(fd, RDMA_USER_CM_CMD_GET_OPTION, 0, 0, 8);
+	return r == -1 && errno == EACCES ? 0 : 1;
+}
+
+/* An fd received over SCM_RIGHTS by a process of another user: EACCES. */
+static int receive_as_other_user(int sock)
+{
+	char byte, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+	long r;
+
+	if (setresuid(65534, 65534, 65534))
+		return 3;
+	if (recvmsg(sock, &msg, 0) != 1)
+		return 4;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return 5;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	errno = 0;
+	r = write_cmd(fd, RDMA_USER_CM_CMD_CREATE_ID, 24, 4, 32);
+	return r == -1 && errno == EACCES ? 0 : 1;
+}
+
+static void test_passed_fd(int fd)
+{
+	char byte = 0, cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			      .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int sv[2], status = 0;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+		ktap_result(0, "scm_rights_other_user_eacces", "socketpair: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(receive_as_other_user(sv[1]));
+	memset(cbuf, 0, sizeof(cbuf));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	sendmsg(sv[0], &msg, 0);
+	waitpid(pid, &status, 0);
+	close(sv[0]);
+	close(sv[1]);
+	ktap_result(WIFEXITED(status) && WEXITSTATUS(status) == 0, "scm_rights_other_user_eacces",
+		    "child status %#x", status);
+}
+
 int main(void)
 {
 	int fd;
 
 	signal(SIGPIPE, SIG_IGN);
-	ktap_header(19);
+	ktap_header(21);
 	test_node();
 	fd = open_dev();
 	test_framing(fd);
 	test_poll_idle(fd);
 	test_foreign_creds(fd);
+	in_child("cred_change_eacces", cred_change, 0);
+	test_passed_fd(fd);
 	close(fd);
 	return ktap_finish();
 }

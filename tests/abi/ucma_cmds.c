@@ -26,6 +26,7 @@
 
 #define DEV "/dev/infiniband/rdma_cm"
 #define EV_ADDR_RESOLVED 0
+#define EV_DEVICE_REMOVAL 11
 #define EV_USER 18
 #define QPT_UD 4
 
@@ -99,6 +100,26 @@ static long bind_ip(int fd, uint32_t id)
 	return CMD(fd, RDMA_USER_CM_CMD_BIND_IP, b, 0);
 }
 
+/* Logs an event reply for the differential run, its id normalised. */
+static void observe_event(const char *name, struct rdma_ucm_event_resp ev)
+{
+	ev.id = ktap_norm_id(ev.id);
+	ktap_observe_reply(name, &ev, sizeof(ev));
+}
+
+/*
+ * Ephemeral ports are random: zero them in logged replies. @sa is a
+ * sockaddr_in/in6 (port at byte 2) or a sockaddr_ib (port in sib_sid, the
+ * 8 bytes at 24).
+ */
+static void zero_port(uint8_t *sa)
+{
+	if (sa[0] == AF_INET || sa[0] == AF_INET6)
+		memset(sa + 2, 0, 2);
+	else if (sa[0] == 27)
+		memset(sa + 24, 0, 8);
+}
+
 static void set_nonblock(int fd, int on)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -165,6 +186,7 @@ static void test_events(void)
 		    "get_event_user_event_image", "uid %llx id %u event %u status %u arg %x %x",
 		    (unsigned long long)ev.uid, ev.id, ev.event, ev.status, ev.param.arg32[0],
 		    ev.param.arg32[1]);
+	observe_event("get_event_user_event_image", ev);
 	p.revents = 0;
 	ktap_result(poll(&p, 1, 0) == 0, "poll_idle_after_fetch", "revents %#x", p.revents);
 
@@ -216,6 +238,8 @@ static void test_signal(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 	EXPECT_ERRNO("blocking_get_event_eintr", get_event(fd1, &ev, sizeof(ev)), EINTR);
 }
+
+static void test_resolved_queries(uint32_t id);
 
 static void test_addressing(void)
 {
@@ -277,6 +301,8 @@ static void test_addressing(void)
 		    "query_route_bound", "errno %d family %u guid %llx port %u paths %u", errno,
 		    ((struct sockaddr_in *)&qr.src_addr)->sin_family, (unsigned long long)qr.node_guid,
 		    qr.port_num, qr.num_paths);
+	zero_port((uint8_t *)&qr.src_addr);
+	ktap_observe_reply("query_route_bound", &qr, sizeof(qr));
 	q.option = RDMA_USER_CM_QUERY_IB_SERVICE;
 	EXPECT_ERRNO("query_ib_service_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 7), ENOSPC);
 	EXPECT_ERRNO("query_ib_service_enodata", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 8), ENODATA);
@@ -369,7 +395,112 @@ static void test_addressing(void)
 			    ev.uid == 0xabc && ev.id == ud,
 		    "addr_resolved_event", "event %u status %d uid %llx", ev.event, (int)ev.status,
 		    (unsigned long long)ev.uid);
+	observe_event("addr_resolved_event", ev);
+	test_resolved_queries(ud);
 	destroy_id(fd1, ud, NULL);
+}
+
+/* The replies of an address-resolved UD id: QUERY (addr, path, gid), INIT_QP_ATTR. */
+static void test_resolved_queries(uint32_t id)
+{
+	struct rdma_ucm_query q = { .id = id };
+	struct rdma_ucm_query_addr_resp qa;
+	struct rdma_ucm_query_path_resp qp;
+	struct rdma_ucm_init_qp_attr ia = { .id = id, .qp_state = 1 };
+	struct ib_uverbs_qp_attr attr;
+	long rc;
+
+	memset(&qa, 0xa5, sizeof(qa));
+	q.response = (uintptr_t)&qa;
+	q.option = RDMA_USER_CM_QUERY_ADDR;
+	rc = CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa));
+	ktap_result(rc == 0 && qa.node_guid != 0 && qa.port_num == 1 && qa.src_size == 16 && qa.dst_size == 16,
+		    "query_addr_resolved", "rc %ld errno %d port %u src_size %u dst_size %u", rc, errno,
+		    qa.port_num, qa.src_size, qa.dst_size);
+	zero_port((uint8_t *)&qa.src_addr);
+	ktap_observe_reply("query_addr_resolved", &qa, sizeof(qa));
+	EXPECT_ERRNO("query_addr_out_271_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 271), ENOSPC);
+	memset(&qp, 0xa5, sizeof(qp));
+	q.response = (uintptr_t)&qp;
+	q.option = RDMA_USER_CM_QUERY_PATH;
+	rc = CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qp));
+	ktap_result(rc == 0 && qp.num_paths == 0, "query_path_no_paths", "rc %ld errno %d paths %u", rc, errno,
+		    qp.num_paths);
+	ktap_observe_reply("query_path_no_paths", &qp, sizeof(qp));
+	memset(&qa, 0xa5, sizeof(qa));
+	q.response = (uintptr_t)&qa;
+	q.option = RDMA_USER_CM_QUERY_GID;
+	rc = CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa));
+	ktap_result(rc == 0 && qa.src_size == 48 && qa.dst_size == 48, "query_gid_resolved",
+		    "rc %ld errno %d src_size %u", rc, errno, qa.src_size);
+	zero_port((uint8_t *)&qa.src_addr);
+	ktap_observe_reply("query_gid_resolved", &qa, sizeof(qa));
+	q.response = (uintptr_t)bad_ptr;
+	EXPECT_ERRNO("query_gid_reply_fault_efault", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa)),
+		     EFAULT);
+	memset(&attr, 0xa5, sizeof(attr));
+	ia.response = (uintptr_t)&attr;
+	rc = CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr));
+	ktap_result(rc == 0 && attr.qp_state == 1 && attr.port_num == 1 && attr.qkey != 0,
+		    "init_qp_attr_ud_init", "rc %ld errno %d state %u port %u qkey %#x", rc, errno,
+		    attr.qp_state, attr.port_num, attr.qkey);
+	ktap_observe_reply("init_qp_attr_ud_init", &attr, sizeof(attr));
+	ia.qp_state = 3;
+	memset(&attr, 0xa5, sizeof(attr));
+	rc = CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr));
+	ktap_result(rc == 0 && attr.qp_state == 3, "init_qp_attr_ud_rts", "rc %ld errno %d state %u", rc,
+		    errno, attr.qp_state);
+	ktap_observe_reply("init_qp_attr_ud_rts", &attr, sizeof(attr));
+}
+
+/*
+ * A context whose device is removed becomes a zombie: DEVICE_REMOVAL is
+ * delivered, every command on it is ENXIO, DESTROY_ID still works and
+ * counts the events. Uses its own rxe device (rxez on vethz0), so the
+ * suite's rxe0/siw0 stay untouched.
+ */
+static void test_zombie(void)
+{
+	struct rdma_ucm_event_resp ev;
+	struct rdma_ucm_query_route_resp qr;
+	struct rdma_ucm_query q = { 0 };
+	struct rdma_ucm_resolve_ip r = { .timeout_ms = 2000 };
+	struct sockaddr_in z = { .sin_family = AF_INET };
+	uint32_t id = ~0u, rep = ~0u;
+	int up;
+
+	up = system("ip link add vethz0 type veth peer name vethz1 && "
+		    "ip addr add 203.0.113.1/24 dev vethz0 && ip link set vethz0 up && "
+		    "ip link set vethz1 up && rdma link add rxez type rxe netdev vethz0 && "
+		    "for i in $(seq 50); do rdma link show rxez/1 | grep -q ACTIVE && exit 0; "
+		    "sleep 0.1; done; exit 1") == 0;
+	if (!up) {
+		ktap_result(0, "zombie_setup", "could not add rxez on vethz0");
+		return;
+	}
+	inet_pton(AF_INET, "203.0.113.1", &z.sin_addr);
+	create_id(fd1, 0x20b, RDMA_PS_UDP, &id);
+	r.id = id;
+	memcpy(&r.dst_addr, &z, sizeof(z));
+	ktap_result(CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0) == 0 && get_event(fd1, &ev, sizeof(ev)) == 0 &&
+			    ev.event == EV_ADDR_RESOLVED && ev.status == 0,
+		    "zombie_resolved_on_rxez", "errno %d event %u status %d", errno, ev.event, ev.status);
+	ktap_result(system("rdma link delete rxez") == 0, "zombie_device_deleted", "rdma link delete failed");
+	memset(&ev, 0, sizeof(ev));
+	ktap_result(get_event(fd1, &ev, sizeof(ev)) == 0 && ev.event == EV_DEVICE_REMOVAL && ev.id == id &&
+			    ev.uid == 0x20b,
+		    "zombie_device_removal_event", "errno %d event %u", errno, ev.event);
+	observe_event("zombie_device_removal_event", ev);
+	q.id = id;
+	q.response = (uintptr_t)&qr;
+	EXPECT_ERRNO("zombie_query_route_enxio", CMD(fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(qr)), ENXIO);
+	EXPECT_ERRNO("zombie_resolve_ip_enxio", CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0), ENXIO);
+	EXPECT_ERRNO("zombie_write_cm_event_enxio", write_user_event(fd1, id, EV_USER, 0, 0), ENXIO);
+	EXPECT_ERRNO("zombie_destroy_foreign_fd_einval", destroy_id(fd2, id, NULL), EINVAL);
+	ktap_result(destroy_id(fd1, id, &rep) == 0 && rep == 2, "zombie_destroy_counts_events",
+		    "errno %d rep %u", errno, rep);
+	if (system("ip link delete vethz0"))
+		ktap_result(0, "zombie_teardown", "ip link delete vethz0 failed");
 }
 
 int main(void)
@@ -395,6 +526,7 @@ int main(void)
 	test_events();
 	test_signal();
 	test_addressing();
+	test_zombie();
 	printf("1..%d\n", ktap_n);
 	close(fd1);
 	close(fd2);
