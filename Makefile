@@ -49,7 +49,8 @@ host-test:
 vm-test:
 	scripts/check --kernel $(KERNEL) --vm-only
 
-RUSTFMT_FILES = $(filter-out %_generated.rs,$(wildcard rust/*.rs)) $(wildcard ucma_core/src/*.rs)
+RUSTFMT_FILES = $(filter-out %_generated.rs,$(wildcard rust/*.rs)) $(wildcard ucma_core/src/*.rs) \
+	$(wildcard tests/abi_rs/src/*.rs)
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml $(RUSTFMT_FILES)
 fmt-check:
