@@ -374,29 +374,26 @@ impl Context {
         self.close();
 
         let mut dropped = EventList::new();
-        let mut children = KVec::<Arc<Context>>::new();
         let file = self.file();
         let reported = {
             let mut inner = file.inner.lock();
             event::extract(&mut inner.events, &mut dropped, |ev| {
                 core::ptr::eq(&*ev.ctx, &**self)
             });
-            // Children of connect requests not yet fetched die with the
-            // listener, unless userspace got hold of them meanwhile.
-            for ev in dropped.iter() {
-                if let Some(child) = &ev.child {
-                    if ev.is_connect_request() && child.unpublish() {
-                        // On allocation failure the child stays in the
-                        // file's list and is destroyed at close.
-                        let _ = children.push(child.clone(), GFP_KERNEL);
-                    }
-                }
-            }
             inner.contexts.retain(|c| !Arc::ptr_eq(c, self));
             self.events_reported.load(Relaxed)
         };
-        for child in children.iter() {
-            child.destroy();
+        // Children of connect requests not yet fetched die with the listener.
+        // Their events are off the queue, so GET_EVENT cannot hand them out
+        // any more; a DESTROY_ID of a guessed id or the file's release may
+        // still race for them, and whoever unpublishes a child destroys it.
+        // (No allocation here: a child claimed but not destroyed would leak.)
+        for ev in dropped.iter() {
+            if let Some(child) = &ev.child {
+                if ev.is_connect_request() && child.unpublish() {
+                    child.destroy();
+                }
+            }
         }
         drop(dropped);
         // rdma_destroy_id() left the groups; free the joins' ids.
@@ -464,11 +461,6 @@ impl Context {
         // The event carries the listener's uid and the child's id; its param
         // branch follows the QP type of the ids (the child's is the listener's).
         let resp = ev.to_resp(listener.uid(), id, req.as_ref());
-        let reserved = file.inner.lock().contexts.reserve(1, GFP_KERNEL);
-        if let Err(e) = reserved {
-            CONTEXTS.lock().ids.release(id);
-            return Err(e.into());
-        }
         let (cm_id, unattached) = req.into_cm_id();
         let built =
             Arc::pin_init(Context::new(id, file.clone(), 0, cm_id), GFP_KERNEL).and_then(|child| {
@@ -485,12 +477,17 @@ impl Context {
                 return Err(e);
             }
         };
-        // From here on nothing fails: the child owns the id.
-        unattached.attach(child.clone());
         {
             let mut inner = file.inner.lock();
-            // Capacity was reserved above.
-            let _ = inner.contexts.push(child.clone(), GFP_KERNEL);
+            // Listed in the same critical section as published: a child on
+            // no file's list would never be destroyed at close.
+            if let Err(e) = inner.contexts.push(child.clone(), GFP_KERNEL) {
+                drop(inner);
+                CONTEXTS.lock().ids.release(id);
+                return Err(e.into());
+            }
+            // From here on nothing fails: the child owns the id.
+            unattached.attach(child.clone());
             CONTEXTS.lock().ids.publish(id, child);
             inner.events.push_back(ev);
         }
@@ -509,10 +506,21 @@ impl Context {
         let cm = st.cm_id()?;
         // No event of this context is queued while it moves.
         let _handler = cm.lock_handler();
+        if Arc::ptr_eq(from, to) {
+            // As in C: nothing moves, and the count is read under the file's lock.
+            let _inner = from.inner.lock();
+            return Ok(self.events_reported.load(Relaxed));
+        }
+        // Listed on `to` before anything changes: once the context has
+        // switched files nothing may fail, or it would be on no file's list
+        // and never be destroyed at close (found by the fail-nth sweep).
+        to.inner.lock().contexts.push(self.clone(), GFP_KERNEL)?;
         {
             let table = CONTEXTS.lock();
             // Destruction may have begun since the lookup.
             if !table.ids.is_live(self.id, self) || !self.belongs_to(from) {
+                drop(table);
+                to.inner.lock().contexts.retain(|c| !Arc::ptr_eq(c, self));
                 return Err(ENOENT);
             }
             *self.file.lock() = to.clone();

@@ -715,7 +715,8 @@ impl UcmaFile {
     }
 }
 
-/// Moves the queued events of `ctx` from `from` to the end of `to`'s queue.
+/// Moves the queued events of `ctx` from `from` to the end of `to`'s queue,
+/// and takes `ctx` off `from`'s list (the caller has put it on `to`'s).
 /// Returns `ctx`'s delivered-event count, read under `from`'s lock.
 pub(crate) fn move_events(ctx: &Arc<Context>, from: &UcmaFile, to: &UcmaFile) -> u32 {
     let mut moved = EventList::new();
@@ -729,9 +730,6 @@ pub(crate) fn move_events(ctx: &Arc<Context>, from: &UcmaFile, to: &UcmaFile) ->
     };
     {
         let mut inner = to.inner.lock();
-        // On allocation failure the context is only missing from the list
-        // walked at close; it is still destroyed with its events' file.
-        let _ = inner.contexts.push(ctx.clone(), GFP_KERNEL);
         inner.events.push_all_back(&mut moved);
     }
     to.notify();

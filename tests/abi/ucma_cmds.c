@@ -23,82 +23,11 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "ktap.h"
-
-#define DEV "/dev/infiniband/rdma_cm"
-#define EV_ADDR_RESOLVED 0
-#define EV_DEVICE_REMOVAL 11
-#define EV_USER 18
-#define QPT_UD 4
+#include "ucma_cmd.h"
 
 static int fd1, fd2;
 static void *bad_ptr;
 static struct sockaddr_in rxe_addr;
-
-static long cmd(int fd, uint32_t op, void *in, uint16_t in_len, uint16_t out_len)
-{
-	struct {
-		struct rdma_ucm_cmd_hdr hdr;
-		uint8_t payload[512];
-	} b;
-
-	memset(&b, 0, sizeof(b));
-	b.hdr.cmd = op;
-	b.hdr.in = in_len;
-	b.hdr.out = out_len;
-	memcpy(b.payload, in, in_len);
-	errno = 0;
-	return write(fd, &b, sizeof(b.hdr) + in_len) < 0 ? -1 : 0;
-}
-
-#define CMD(fd, op, s, out) cmd(fd, op, &(s), sizeof(s), out)
-
-static int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
-{
-	struct rdma_ucm_create_id c = { .uid = uid, .ps = ps, .qp_type = 0 };
-	struct rdma_ucm_create_id_resp r = { .id = ~0u };
-
-	c.response = (uintptr_t)&r;
-	if (CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, sizeof(r)))
-		return -1;
-	*id = r.id;
-	return 0;
-}
-
-static long destroy_id(int fd, uint32_t id, uint32_t *reported)
-{
-	struct rdma_ucm_destroy_id d = { .id = id };
-	struct rdma_ucm_destroy_id_resp r = { .events_reported = ~0u };
-	long ret;
-
-	d.response = (uintptr_t)&r;
-	ret = CMD(fd, RDMA_USER_CM_CMD_DESTROY_ID, d, sizeof(r));
-	if (reported)
-		*reported = r.events_reported;
-	return ret;
-}
-
-static long get_event(int fd, struct rdma_ucm_event_resp *ev, uint16_t out)
-{
-	struct rdma_ucm_get_event g = { .response = (uintptr_t)ev };
-
-	return CMD(fd, RDMA_USER_CM_CMD_GET_EVENT, g, out);
-}
-
-static long write_user_event(int fd, uint32_t id, uint32_t event, uint32_t status, uint64_t arg)
-{
-	struct rdma_ucm_write_cm_event w = { .id = id, .event = event, .status = status };
-
-	w.param.arg = arg;
-	return CMD(fd, RDMA_USER_CM_CMD_WRITE_CM_EVENT, w, 0);
-}
-
-static long bind_ip(int fd, uint32_t id)
-{
-	struct rdma_ucm_bind_ip b = { .id = id };
-
-	memcpy(&b.addr, &rxe_addr, sizeof(rxe_addr));
-	return CMD(fd, RDMA_USER_CM_CMD_BIND_IP, b, 0);
-}
 
 /* Logs an event reply for the differential run, its id normalised. */
 static void observe_event(const char *name, struct rdma_ucm_event_resp ev)
@@ -118,13 +47,6 @@ static void zero_port(uint8_t *sa)
 		memset(sa + 2, 0, 2);
 	else if (sa[0] == 27)
 		memset(sa + 24, 0, 8);
-}
-
-static void set_nonblock(int fd, int on)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
 }
 
 static void test_create_destroy(void)
@@ -281,8 +203,8 @@ static void test_addressing(void)
 		EXPECT_ERRNO("resolve_ib_service_unbound_einval",
 			     CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EINVAL);
 	}
-	ktap_result(bind_ip(fd1, id) == 0, "bind_ip_rxe", "errno %d", errno);
-	EXPECT_ERRNO("bind_ip_twice_einval", bind_ip(fd1, id), EINVAL);
+	ktap_result(bind_ip(fd1, id, &rxe_addr) == 0, "bind_ip_rxe", "errno %d", errno);
+	EXPECT_ERRNO("bind_ip_twice_einval", bind_ip(fd1, id, &rxe_addr), EINVAL);
 	{
 		struct rdma_ucm_resolve_ib_service r = { .id = id };
 

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The write() ABI of /dev/infiniband/rdma_cm as small C helpers, shared by
+ * the raw-ABI selftests (ucma_cmds.c, ucma_failnth.c, ucma_races.c).
+ * Every helper returns 0 or -1 with errno set, like the write() it does.
+ */
+#ifndef UCMA_CMD_H
+#define UCMA_CMD_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_user_cm.h>
+
+#define DEV "/dev/infiniband/rdma_cm"
+#define EV_ADDR_RESOLVED 0
+#define EV_ROUTE_RESOLVED 2
+#define EV_CONNECT_REQUEST 4
+#define EV_CONNECT_RESPONSE 5
+#define EV_ESTABLISHED 9
+#define EV_MULTICAST_JOIN 12
+#define EV_DEVICE_REMOVAL 11
+#define EV_USER 18
+#define QPT_UD 4
+
+static inline long cmd(int fd, uint32_t op, void *in, uint16_t in_len, uint16_t out_len)
+{
+	struct {
+		struct rdma_ucm_cmd_hdr hdr;
+		uint8_t payload[512];
+	} b;
+
+	if (in_len > sizeof(b.payload)) {
+		errno = E2BIG;
+		return -1;
+	}
+	memset(&b, 0, sizeof(b));
+	b.hdr.cmd = op;
+	b.hdr.in = in_len;
+	b.hdr.out = out_len;
+	memcpy(b.payload, in, in_len);
+	errno = 0;
+	return write(fd, &b, sizeof(b.hdr) + in_len) < 0 ? -1 : 0;
+}
+
+#define CMD(fd, op, s, out) cmd(fd, op, &(s), sizeof(s), out)
+
+static inline int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
+{
+	struct rdma_ucm_create_id c = { .uid = uid, .ps = ps, .qp_type = 0 };
+	struct rdma_ucm_create_id_resp r = { .id = ~0u };
+
+	c.response = (uintptr_t)&r;
+	if (CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, sizeof(r)))
+		return -1;
+	*id = r.id;
+	return 0;
+}
+
+static inline long destroy_id(int fd, uint32_t id, uint32_t *reported)
+{
+	struct rdma_ucm_destroy_id d = { .id = id };
+	struct rdma_ucm_destroy_id_resp r = { .events_reported = ~0u };
+	long ret;
+
+	d.response = (uintptr_t)&r;
+	ret = CMD(fd, RDMA_USER_CM_CMD_DESTROY_ID, d, sizeof(r));
+	if (reported)
+		*reported = r.events_reported;
+	return ret;
+}
+
+static inline long get_event(int fd, struct rdma_ucm_event_resp *ev, uint16_t out)
+{
+	struct rdma_ucm_get_event g = { .response = (uintptr_t)ev };
+
+	return CMD(fd, RDMA_USER_CM_CMD_GET_EVENT, g, out);
+}
+
+static inline long write_user_event(int fd, uint32_t id, uint32_t event, uint32_t status, uint64_t arg)
+{
+	struct rdma_ucm_write_cm_event w = { .id = id, .event = event, .status = status };
+
+	w.param.arg = arg;
+	return CMD(fd, RDMA_USER_CM_CMD_WRITE_CM_EVENT, w, 0);
+}
+
+static inline long bind_ip(int fd, uint32_t id, const struct sockaddr_in *addr)
+{
+	struct rdma_ucm_bind_ip b = { .id = id };
+
+	memcpy(&b.addr, addr, sizeof(*addr));
+	return CMD(fd, RDMA_USER_CM_CMD_BIND_IP, b, 0);
+}
+
+static inline void set_nonblock(int fd, int on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	fcntl(fd, F_SETFL, on ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+}
+
+static inline struct sockaddr_in ipv4(const char *ip, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+static inline long resolve_ip(int fd, uint32_t id, const struct sockaddr_in *dst)
+{
+	struct rdma_ucm_resolve_ip r = { .id = id, .timeout_ms = 2000 };
+
+	memcpy(&r.dst_addr, dst, sizeof(*dst));
+	return CMD(fd, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0);
+}
+
+static inline long resolve_route(int fd, uint32_t id)
+{
+	struct rdma_ucm_resolve_route r = { .id = id, .timeout_ms = 2000 };
+
+	return CMD(fd, RDMA_USER_CM_CMD_RESOLVE_ROUTE, r, 0);
+}
+
+static inline long listen_id(int fd, uint32_t id, int backlog)
+{
+	struct rdma_ucm_listen l = { .id = id, .backlog = backlog };
+
+	return CMD(fd, RDMA_USER_CM_CMD_LISTEN, l, 0);
+}
+
+/* CONNECT with a caller-managed QP (qp_num only, as librdmacm sends it). */
+static inline long connect_id(int fd, uint32_t id, uint32_t qpn)
+{
+	struct rdma_ucm_connect c = { .id = id };
+
+	c.conn_param.valid = 1;
+	c.conn_param.qp_num = qpn;
+	c.conn_param.responder_resources = 1;
+	c.conn_param.initiator_depth = 1;
+	c.conn_param.retry_count = 7;
+	c.conn_param.rnr_retry_count = 7;
+	return CMD(fd, RDMA_USER_CM_CMD_CONNECT, c, 0);
+}
+
+/* ACCEPT; valid 0 is the active side's "send RTU". */
+static inline long accept_id(int fd, uint32_t id, uint32_t qpn, int valid)
+{
+	struct rdma_ucm_accept a = { .id = id, .uid = 0x5e };
+
+	a.conn_param.valid = valid;
+	a.conn_param.qp_num = qpn;
+	a.conn_param.responder_resources = 1;
+	a.conn_param.initiator_depth = 1;
+	return CMD(fd, RDMA_USER_CM_CMD_ACCEPT, a, 0);
+}
+
+static inline long join_ip(int fd, uint32_t id, const struct sockaddr_in *group, uint32_t *mc)
+{
+	struct rdma_ucm_join_ip_mcast j = { .id = id, .uid = 0x3c };
+	struct rdma_ucm_create_id_resp r = { .id = ~0u };
+	long ret;
+
+	memcpy(&j.addr, group, sizeof(*group));
+	j.response = (uintptr_t)&r;
+	ret = CMD(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, j, sizeof(r));
+	if (mc)
+		*mc = r.id;
+	return ret;
+}
+
+static inline long leave_mc(int fd, uint32_t mc)
+{
+	struct rdma_ucm_destroy_id l = { .id = mc };
+	struct rdma_ucm_destroy_id_resp r;
+
+	l.response = (uintptr_t)&r;
+	return CMD(fd, RDMA_USER_CM_CMD_LEAVE_MCAST, l, sizeof(r));
+}
+
+/* MIGRATE_ID of @id, now on @from, to the file of @to. */
+static inline long migrate_id(int to, uint32_t id, int from)
+{
+	struct rdma_ucm_migrate_id m = { .id = id, .fd = from };
+	struct rdma_ucm_migrate_resp r;
+
+	m.response = (uintptr_t)&r;
+	return CMD(to, RDMA_USER_CM_CMD_MIGRATE_ID, m, sizeof(r));
+}
+
+/* Waits up to @ms for an event and fetches it; -1 with ETIMEDOUT if none. */
+static inline long next_event(int fd, struct rdma_ucm_event_resp *ev, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, ms) != 1) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	return get_event(fd, ev, sizeof(*ev));
+}
+
+/* Fetches events until one of type @type arrives (within @ms each). */
+static inline long wait_event(int fd, uint32_t type, struct rdma_ucm_event_resp *ev, int ms)
+{
+	struct rdma_ucm_event_resp tmp;
+
+	if (!ev)
+		ev = &tmp;
+	do {
+		if (next_event(fd, ev, ms))
+			return -1;
+	} while (ev->event != type);
+	return 0;
+}
+
+#endif /* UCMA_CMD_H */

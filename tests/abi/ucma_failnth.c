@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fail-nth sweep of every uCMA command path. For each path, a scenario sets
+ * up what the command needs (no fault), then runs the command with
+ * /proc/thread-self/fail-nth = n, for n = 1, 2, ... until a run finishes
+ * without reaching its n-th fault point. The points are every failslab,
+ * fail_page_alloc and fail_usercopy site the syscall reaches, in ucma and in
+ * the rdma_cm core below it. Each faulted run must return success or a
+ * plain errno (1..133), and must leave nothing behind: after the files are
+ * closed, the next context gets the id the first one got (ids are allocated
+ * lowest-free). kmemleak and the splat gate of scripts/guest-init check the
+ * rest. Needs the debug kernel (FAULT_INJECTION_DEBUG_FS) and RXE_IP; prints
+ * KTAP, one case per path, and the number of injection points it hit.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+#include "ktap.h"
+#include "ucma_cmd.h"
+
+#define MAX_POINTS 2000
+
+static struct sockaddr_in rxe;
+static uint16_t next_port = 20000;
+static int nth_fd = -1;
+static unsigned int total_points;
+
+/* What a scenario set up: two files and the ids on them. */
+struct setup {
+	int fd, fd2;
+	uint32_t id, peer, child, mc;
+	uint16_t port;
+};
+
+static void arm(unsigned int n)
+{
+	char b[16];
+	int len = snprintf(b, sizeof(b), "%u", n);
+
+	if (pwrite(nth_fd, b, len, 0) != len)
+		printf("# fail-nth write: %s\n", strerror(errno));
+}
+
+/*
+ * Disarms; returns 1 if the armed fault was injected. Reading and writing
+ * fail-nth copy to and from user space, which are fault sites themselves:
+ * a count still armed is decremented by the read (whose copy fails if it
+ * reaches 0: then the target did not consume the fault), and the write of
+ * 0 either succeeds or consumes the last count. Either way it ends at 0.
+ */
+static int disarm(void)
+{
+	char b[16] = "";
+	ssize_t n = pread(nth_fd, b, sizeof(b) - 1, 0);
+	int injected = n > 0 && b[0] == '0';
+
+	if (n < 0 && errno != EFAULT)
+		printf("# fail-nth read: %s\n", strerror(errno));
+	if (pwrite(nth_fd, "0", 1, 0) != 1 && errno != EFAULT)
+		printf("# fail-nth write: %s\n", strerror(errno));
+	return injected;
+}
+
+/* One setup step: reports which one failed. */
+#define STEP(x) (step_failed(#x, (x)))
+static int step_failed(const char *what, long r)
+{
+	if (r)
+		printf("# setup step failed: %s: %s\n", what, strerror(errno));
+	return r != 0;
+}
+
+static int open_dev(void)
+{
+	return open(DEV, O_RDWR | O_CLOEXEC);
+}
+
+/* --- setups: each returns 0 when the state the command needs is reached. --- */
+
+static int s_files(struct setup *s)
+{
+	s->fd = open_dev();
+	s->fd2 = open_dev();
+	s->port = next_port++;
+	if (next_port > 100000)
+		next_port = 20000;
+	return STEP(s->fd < 0) ||
+	       STEP(s->fd2 < 0 ? -1 : 0);
+}
+
+static int s_id(struct setup *s)
+{
+	return s_files(s) ||
+	       STEP(create_id(s->fd, 7, RDMA_PS_TCP, &s->id));
+}
+
+static int s_ud_id(struct setup *s)
+{
+	return s_files(s) ||
+	       STEP(create_id(s->fd, 7, RDMA_PS_UDP, &s->id));
+}
+
+static int s_bound(struct setup *s)
+{
+	struct sockaddr_in a = rxe;
+
+	if (s_id(s))
+		return -1;
+	a.sin_port = htons(s->port);
+	return STEP(bind_ip(s->fd, s->id, &a));
+}
+
+static int s_ud_bound(struct setup *s)
+{
+	return s_ud_id(s) ||
+	       STEP(bind_ip(s->fd, s->id, &rxe));
+}
+
+static int s_resolved(struct setup *s)
+{
+	return s_ud_id(s) ||
+	       STEP(resolve_ip(s->fd, s->id, &rxe)) ||
+	       STEP(wait_event(s->fd, EV_ADDR_RESOLVED, NULL, 10000));
+}
+
+/* A listener on fd2, and a TCP id on fd with its route resolved to it. */
+static int s_routed(struct setup *s)
+{
+	struct sockaddr_in a = rxe;
+
+	if (s_files(s))
+		return -1;
+	a.sin_port = htons(s->port);
+	return STEP(create_id(s->fd2, 8, RDMA_PS_TCP, &s->peer)) ||
+	       STEP(bind_ip(s->fd2, s->peer, &a)) ||
+	       STEP(listen_id(s->fd2, s->peer, 4)) ||
+	       STEP(create_id(s->fd, 7, RDMA_PS_TCP, &s->id)) ||
+	       STEP(resolve_ip(s->fd, s->id, &a)) ||
+	       STEP(wait_event(s->fd, EV_ADDR_RESOLVED, NULL, 10000)) ||
+	       STEP(resolve_route(s->fd, s->id)) ||
+	       STEP(wait_event(s->fd, EV_ROUTE_RESOLVED, NULL, 10000));
+}
+
+/* As s_routed, connected: the listener's file holds the CONNECT_REQUEST's child. */
+static int s_requested(struct setup *s)
+{
+	struct rdma_ucm_event_resp ev;
+
+	if (s_routed(s) || STEP(connect_id(s->fd, s->id, 0x123)) ||
+	    STEP(wait_event(s->fd2, EV_CONNECT_REQUEST, &ev, 10000)))
+		return -1;
+	s->child = ev.id;
+	return 0;
+}
+
+/* As s_requested, accepted and established (the active side sends RTU). */
+static int s_established(struct setup *s)
+{
+	return s_requested(s) ||
+	       STEP(accept_id(s->fd2, s->child, 0x456, 1)) ||
+	       STEP(wait_event(s->fd, EV_CONNECT_RESPONSE, NULL, 10000)) ||
+	       STEP(accept_id(s->fd, s->id, 0, 0)) ||
+	       STEP(wait_event(s->fd2, EV_ESTABLISHED, NULL, 10000));
+}
+
+static int s_joined(struct setup *s)
+{
+	struct sockaddr_in g = ipv4("239.1.1.9", 0);
+
+	return s_ud_bound(s) ||
+	       STEP(join_ip(s->fd, s->id, &g, &s->mc)) ||
+	       STEP(wait_event(s->fd, EV_MULTICAST_JOIN, NULL, 10000));
+}
+
+static int s_event_queued(struct setup *s)
+{
+	return s_id(s) ||
+	       STEP(write_user_event(s->fd, s->id, EV_USER, 0, 1));
+}
+
+/* --- the faulted commands --- */
+
+static long t_create(struct setup *s)
+{
+	uint32_t id;
+
+	return create_id(s->fd, 1, RDMA_PS_TCP, &id);
+}
+
+static long t_destroy(struct setup *s)
+{
+	return destroy_id(s->fd, s->id, NULL);
+}
+
+static long t_bind_ip(struct setup *s)
+{
+	return bind_ip(s->fd, s->id, &rxe);
+}
+
+static long t_bind(struct setup *s)
+{
+	struct rdma_ucm_bind b = { .id = s->id, .addr_size = sizeof(rxe) };
+
+	memcpy(&b.addr, &rxe, sizeof(rxe));
+	return CMD(s->fd, RDMA_USER_CM_CMD_BIND, b, 0);
+}
+
+static long t_resolve_ip(struct setup *s)
+{
+	return resolve_ip(s->fd, s->id, &rxe);
+}
+
+static long t_resolve_addr(struct setup *s)
+{
+	struct rdma_ucm_resolve_addr r = { .id = s->id, .timeout_ms = 2000, .dst_size = sizeof(rxe) };
+
+	memcpy(&r.dst_addr, &rxe, sizeof(rxe));
+	return CMD(s->fd, RDMA_USER_CM_CMD_RESOLVE_ADDR, r, 0);
+}
+
+static long t_resolve_route(struct setup *s)
+{
+	return resolve_route(s->fd, s->id);
+}
+
+static long t_query_route(struct setup *s)
+{
+	struct rdma_ucm_query_route_resp r;
+	struct rdma_ucm_query q = { .id = s->id, .response = (uintptr_t)&r };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r));
+}
+
+static long query(struct setup *s, uint32_t option)
+{
+	struct rdma_ucm_query_addr_resp r;
+	struct rdma_ucm_query q = { .id = s->id, .response = (uintptr_t)&r, .option = option };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_QUERY, q, sizeof(r));
+}
+
+static long t_query_addr(struct setup *s)
+{
+	return query(s, RDMA_USER_CM_QUERY_ADDR);
+}
+
+static long t_query_path(struct setup *s)
+{
+	return query(s, RDMA_USER_CM_QUERY_PATH);
+}
+
+static long t_query_gid(struct setup *s)
+{
+	return query(s, RDMA_USER_CM_QUERY_GID);
+}
+
+static long t_connect(struct setup *s)
+{
+	return connect_id(s->fd, s->id, 0x123);
+}
+
+static long t_listen(struct setup *s)
+{
+	return listen_id(s->fd, s->id, 4);
+}
+
+static long t_accept(struct setup *s)
+{
+	return accept_id(s->fd2, s->child, 0x456, 1);
+}
+
+static long t_reject(struct setup *s)
+{
+	struct rdma_ucm_reject r = { .id = s->child, .private_data_len = 4 };
+
+	return CMD(s->fd2, RDMA_USER_CM_CMD_REJECT, r, 0);
+}
+
+static long t_disconnect(struct setup *s)
+{
+	struct rdma_ucm_disconnect d = { .id = s->child };
+
+	return CMD(s->fd2, RDMA_USER_CM_CMD_DISCONNECT, d, 0);
+}
+
+static long t_init_qp_attr(struct setup *s)
+{
+	struct ib_uverbs_qp_attr attr;
+	struct rdma_ucm_init_qp_attr a = { .id = s->id, .qp_state = 1, .response = (uintptr_t)&attr };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, sizeof(attr));
+}
+
+static long t_get_event(struct setup *s)
+{
+	struct rdma_ucm_event_resp ev;
+
+	set_nonblock(s->fd, 1);
+	return get_event(s->fd, &ev, sizeof(ev));
+}
+
+static long t_get_option(struct setup *s)
+{
+	return cmd(s->fd, RDMA_USER_CM_CMD_GET_OPTION, NULL, 0, 0);
+}
+
+static long t_set_option_tos(struct setup *s)
+{
+	uint8_t tos = 0x10;
+	struct rdma_ucm_set_option o = { .id = s->id, .level = RDMA_OPTION_ID,
+					 .optname = RDMA_OPTION_ID_TOS, .optlen = 1,
+					 .optval = (uintptr_t)&tos };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0);
+}
+
+/* IB_PATH: a primary path record, which makes rdma_cm fake ROUTE_RESOLVED. */
+static long t_set_option_ib_path(struct setup *s)
+{
+	struct ib_path_rec_data p[1];
+	struct rdma_ucm_set_option o = { .id = s->id, .level = RDMA_OPTION_IB,
+					 .optname = RDMA_OPTION_IB_PATH, .optlen = sizeof(p),
+					 .optval = (uintptr_t)p };
+
+	memset(p, 0, sizeof(p));
+	p[0].flags = IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL;
+	return CMD(s->fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0);
+}
+
+static long t_notify(struct setup *s)
+{
+	struct rdma_ucm_notify n = { .id = s->id };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_NOTIFY, n, 0);
+}
+
+static long t_join_ip(struct setup *s)
+{
+	struct sockaddr_in g = ipv4("239.1.1.7", 0);
+
+	return join_ip(s->fd, s->id, &g, NULL);
+}
+
+static long t_join(struct setup *s)
+{
+	struct sockaddr_in g = ipv4("239.1.1.8", 0);
+	struct rdma_ucm_create_id_resp r;
+	struct rdma_ucm_join_mcast j = { .id = s->id, .addr_size = sizeof(g), .join_flags = 1,
+					 .response = (uintptr_t)&r };
+
+	memcpy(&j.addr, &g, sizeof(g));
+	return CMD(s->fd, RDMA_USER_CM_CMD_JOIN_MCAST, j, sizeof(r));
+}
+
+static long t_leave(struct setup *s)
+{
+	return leave_mc(s->fd, s->mc);
+}
+
+static long t_migrate(struct setup *s)
+{
+	return migrate_id(s->fd2, s->id, s->fd);
+}
+
+static long t_resolve_ib_service(struct setup *s)
+{
+	struct rdma_ucm_resolve_ib_service r = { .id = s->id };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0);
+}
+
+static long t_write_cm_event(struct setup *s)
+{
+	return write_user_event(s->fd, s->id, EV_USER, 3, 4);
+}
+
+/* Releasing a file with an id, an event and a listener on it. */
+static long t_close(struct setup *s)
+{
+	long r = close(s->fd2);
+
+	s->fd2 = -1;
+	return r;
+}
+
+static long t_open(struct setup *s)
+{
+	int fd = open_dev();
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static const struct scenario {
+	const char *name;
+	int (*setup)(struct setup *s);
+	long (*target)(struct setup *s);
+} scenarios[] = {
+	{ "open", s_files, t_open },
+	{ "create_id", s_files, t_create },
+	{ "destroy_id", s_id, t_destroy },
+	{ "destroy_id_listener_with_request", s_requested, t_destroy },
+	{ "bind_ip", s_id, t_bind_ip },
+	{ "bind", s_id, t_bind },
+	{ "resolve_ip", s_ud_id, t_resolve_ip },
+	{ "resolve_addr", s_ud_id, t_resolve_addr },
+	{ "resolve_route", s_resolved, t_resolve_route },
+	{ "query_route", s_resolved, t_query_route },
+	{ "query_addr", s_resolved, t_query_addr },
+	{ "query_path", s_resolved, t_query_path },
+	{ "query_gid", s_resolved, t_query_gid },
+	{ "connect", s_routed, t_connect },
+	{ "listen", s_bound, t_listen },
+	{ "accept", s_requested, t_accept },
+	{ "reject", s_requested, t_reject },
+	{ "disconnect", s_established, t_disconnect },
+	{ "init_qp_attr", s_resolved, t_init_qp_attr },
+	{ "get_event", s_event_queued, t_get_event },
+	{ "get_option", s_files, t_get_option },
+	{ "set_option_tos", s_id, t_set_option_tos },
+	{ "set_option_ib_path", s_resolved, t_set_option_ib_path },
+	{ "notify", s_bound, t_notify },
+	{ "join_ip_mcast", s_ud_bound, t_join_ip },
+	{ "join_mcast", s_ud_bound, t_join },
+	{ "leave_mcast", s_joined, t_leave },
+	{ "migrate_id", s_event_queued, t_migrate },
+	{ "resolve_ib_service", s_bound, t_resolve_ib_service },
+	{ "write_cm_event", s_id, t_write_cm_event },
+	{ "close_with_listener_and_request", s_requested, t_close },
+};
+
+static void teardown(struct setup *s)
+{
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->fd2 >= 0)
+		close(s->fd2);
+}
+
+/* The id the next context gets: unchanged by a run that leaves nothing. */
+static uint32_t probe_id(void)
+{
+	uint32_t id = ~0u;
+	int fd = open_dev();
+
+	create_id(fd, 1, RDMA_PS_TCP, &id);
+	close(fd);
+	return id;
+}
+
+static void sweep(const struct scenario *sc, uint32_t base_id)
+{
+	unsigned int n, points = 0, ok_runs = 0, bad_errno = 0, leaked = 0, setup_failed = 0;
+	int errnos[134] = { 0 }, e;
+	char seen[256] = "";
+
+	for (n = 1; n <= MAX_POINTS; n++) {
+		struct setup s = { .fd = -1, .fd2 = -1 };
+		long r;
+		int injected;
+
+		if (sc->setup(&s)) {
+			setup_failed++;
+			teardown(&s);
+			break;
+		}
+		arm(n);
+		r = sc->target(&s);
+		e = errno;
+		injected = disarm();
+		teardown(&s);
+		if (r == 0)
+			ok_runs++;
+		else if (e >= 1 && e <= 133)
+			errnos[e]++;
+		else
+			bad_errno++;
+		if (probe_id() != base_id)
+			leaked++;
+		if (!injected)
+			break;
+		points++;
+	}
+	for (e = 1; e <= 133; e++)
+		if (errnos[e])
+			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), " %s:%d",
+				 strerrorname_np(e), errnos[e]);
+	total_points += points;
+	printf("# %s: %u injection points; succeeded %u; errnos%s\n", sc->name, points, ok_runs,
+	       seen[0] ? seen : " none");
+	ktap_result(!setup_failed && !bad_errno && !leaked && n <= MAX_POINTS && points > 0,
+		    sc->name, "setup failed %u, bad errnos %u, runs leaving a context %u, points %u",
+		    setup_failed, bad_errno, leaked, points);
+}
+
+/* Every fault site fails when its turn comes, sleeping allocations included. */
+static int configure(void)
+{
+	static const char *const knobs[][2] = {
+		{ "/sys/kernel/debug/failslab/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/failslab/verbose", "0" },
+		{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N" },
+		{ "/sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ "/sys/kernel/debug/fail_page_alloc/min-order", "0" },
+		{ "/sys/kernel/debug/fail_page_alloc/verbose", "0" },
+		{ "/sys/kernel/debug/fail_usercopy/verbose", "0" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		FILE *f = fopen(knobs[i][0], "w");
+
+		if (!f || fputs(knobs[i][1], f) < 0 || fclose(f)) {
+			printf("# cannot set %s\n", knobs[i][0]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *ip = getenv("RXE_IP");
+	unsigned int i;
+	uint32_t base;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("KTAP version 1\n");
+	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (nth_fd < 0) {
+		printf("1..0 # SKIP no /proc/thread-self/fail-nth (needs the debug kernel)\n");
+		return 0;
+	}
+	if (!ip || configure()) {
+		printf("Bail out! RXE_IP not set or fault injection not configurable\n");
+		return 1;
+	}
+	rxe = ipv4(ip, 0);
+	base = probe_id();
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+		if (argc > 1 && !strstr(scenarios[i].name, argv[1]))
+			continue;
+		sweep(&scenarios[i], base);
+	}
+	printf("1..%d\n", ktap_n);
+	printf("# fail-nth: %d command paths, %u injection points\n", ktap_n, total_points);
+	return ktap_finish();
+}
