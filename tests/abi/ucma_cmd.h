@@ -55,12 +55,12 @@ static inline int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
 {
 	struct rdma_ucm_create_id c = { .uid = uid, .ps = ps, .qp_type = 0 };
 	struct rdma_ucm_create_id_resp r = { .id = ~0u };
+	long ret;
 
 	c.response = (uintptr_t)&r;
-	if (CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, sizeof(r)))
-		return -1;
-	*id = r.id;
-	return 0;
+	ret = CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, sizeof(r));
+	*id = ret ? ~0u : r.id;
+	return ret ? -1 : 0;
 }
 
 static inline long destroy_id(int fd, uint32_t id, uint32_t *reported)
@@ -219,6 +219,29 @@ static inline long wait_event(int fd, uint32_t type, struct rdma_ucm_event_resp 
 			return -1;
 	} while (ev->event != type);
 	return 0;
+}
+
+/*
+ * A listener on @fl bound to @addr (with its port), and a TCP id on @fc
+ * with its address and route resolved to it. Returns NULL, or the step
+ * that failed (errno set).
+ */
+static inline const char *route_to_listener(int fl, int fc, const struct sockaddr_in *addr,
+					    uint32_t *listener, uint32_t *client)
+{
+	if (create_id(fl, 8, RDMA_PS_TCP, listener))
+		return "create listener";
+	if (bind_ip(fl, *listener, addr))
+		return "bind listener";
+	if (listen_id(fl, *listener, 16))
+		return "listen";
+	if (create_id(fc, 7, RDMA_PS_TCP, client))
+		return "create client";
+	if (resolve_ip(fc, *client, addr) || wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000))
+		return "resolve address";
+	if (resolve_route(fc, *client) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000))
+		return "resolve route";
+	return NULL;
 }
 
 #endif /* UCMA_CMD_H */

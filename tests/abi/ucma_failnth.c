@@ -129,18 +129,15 @@ static int s_resolved(struct setup *s)
 static int s_routed(struct setup *s)
 {
 	struct sockaddr_in a = rxe;
+	const char *failed;
 
 	if (s_files(s))
 		return -1;
 	a.sin_port = htons(s->port);
-	return STEP(create_id(s->fd2, 8, RDMA_PS_TCP, &s->peer)) ||
-	       STEP(bind_ip(s->fd2, s->peer, &a)) ||
-	       STEP(listen_id(s->fd2, s->peer, 4)) ||
-	       STEP(create_id(s->fd, 7, RDMA_PS_TCP, &s->id)) ||
-	       STEP(resolve_ip(s->fd, s->id, &a)) ||
-	       STEP(wait_event(s->fd, EV_ADDR_RESOLVED, NULL, 10000)) ||
-	       STEP(resolve_route(s->fd, s->id)) ||
-	       STEP(wait_event(s->fd, EV_ROUTE_RESOLVED, NULL, 10000));
+	failed = route_to_listener(s->fd2, s->fd, &a, &s->peer, &s->id);
+	if (failed)
+		printf("# setup step failed: %s: %s\n", failed, strerror(errno));
+	return failed != NULL;
 }
 
 /* As s_routed, connected: the listener's file holds the CONNECT_REQUEST's child. */

@@ -1,0 +1,1139 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Regression tests for the bug classes of this interface (security.md,
+ * section 2), one case per class, named after it. Races are raced: two or
+ * three threads released together by a barrier, repeated RACE_ITERS times
+ * (default 200) so that the windows are hit on 2 vCPUs. Each case checks
+ * that every call returned success or an errno the C module can return for
+ * it, and that nothing was left behind (the next context gets the first id
+ * again); the splat gate and kmemleak of scripts/guest-init do the rest.
+ * Needs RXE_IP and SIW_IP (scripts/vm-run). Prints KTAP.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "ktap.h"
+#include "ucma_cmd.h"
+
+static struct sockaddr_in rxe, siw;
+static int iters = 200;
+static uint32_t base_id;
+static void *bad_ptr;
+static uint16_t next_port = 30000;
+
+static uint16_t port(void)
+{
+	if (++next_port > 40000)
+		next_port = 30001;
+	return next_port;
+}
+
+static struct sockaddr_in with_port(struct sockaddr_in a, uint16_t p)
+{
+	a.sin_port = htons(p);
+	return a;
+}
+
+static int open_dev(void)
+{
+	return open(DEV, O_RDWR | O_CLOEXEC);
+}
+
+/* The id the next context gets: the first one again once nothing is left. */
+static uint32_t probe_id(void)
+{
+	uint32_t id = ~0u;
+	int fd = open_dev();
+
+	create_id(fd, 1, RDMA_PS_TCP, &id);
+	close(fd);
+	return id;
+}
+
+/* --- outcome bookkeeping, shared by the threads of a case --- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int unexpected, first_bad_errno;
+static const char *first_bad_what;
+
+/* @ret, errno: must be 0 or one of the errnos in @ok (0-terminated). */
+static void outcome(const char *what, long ret, const int *ok)
+{
+	int e = errno, i;
+
+	if (ret == 0)
+		return;
+	for (i = 0; ok[i]; i++)
+		if (ok[i] == e)
+			return;
+	pthread_mutex_lock(&lock);
+	if (!unexpected++) {
+		first_bad_errno = e;
+		first_bad_what = what;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+#define OUTCOME(what, call, ...)                                \
+	do {                                                    \
+		static const int _ok[] = { __VA_ARGS__, 0 };    \
+		outcome(what, (call), _ok);                     \
+	} while (0)
+
+static void begin_case(void)
+{
+	unexpected = 0;
+	first_bad_what = NULL;
+}
+
+/* Ends a case: no unexpected errno, and no context left behind. */
+static void end_case(const char *name, int extra_ok, const char *extra_why)
+{
+	uint32_t id = probe_id();
+
+	ktap_result(!unexpected && id == base_id && extra_ok, name,
+		    "%d unexpected results (first: %s: %s); next id %u, first id %u; %s", unexpected,
+		    first_bad_what ? first_bad_what : "-", strerror(first_bad_errno), id, base_id,
+		    extra_ok ? "" : extra_why);
+}
+
+/* --- racing: run fns[0..n-1] together, released by one barrier --- */
+
+struct racer {
+	void (*fn)(void *arg);
+	void *arg;
+	pthread_barrier_t *start;
+};
+
+static void *racer_main(void *p)
+{
+	struct racer *r = p;
+
+	pthread_barrier_wait(r->start);
+	r->fn(r->arg);
+	return NULL;
+}
+
+static void race(int n, void (*const fns[])(void *), void *arg)
+{
+	pthread_barrier_t start;
+	struct racer r[4];
+	pthread_t t[4];
+	int i;
+
+	pthread_barrier_init(&start, NULL, n);
+	for (i = 0; i < n; i++) {
+		r[i] = (struct racer){ fns[i], arg, &start };
+		if (i)
+			pthread_create(&t[i], NULL, racer_main, &r[i]);
+	}
+	racer_main(&r[0]);
+	for (i = 1; i < n; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
+}
+
+/* What the racers of a case share. */
+struct shared {
+	int fd, fd2;
+	uint32_t id, id2, mc;
+	struct sockaddr_in addr;
+};
+
+/* --- class 1: destroy/close racing with an in-flight command --- */
+
+static void c1_query(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_query_route_resp r;
+	struct rdma_ucm_query q = { .id = s->id, .response = (uintptr_t)&r };
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		OUTCOME("query_route", CMD(s->fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r)), ENOENT,
+			ENXIO);
+		OUTCOME("bind_ip", bind_ip(s->fd, s->id, &s->addr), ENOENT, ENXIO, EINVAL);
+	}
+}
+
+static void c1_destroy(void *p)
+{
+	struct shared *s = p;
+
+	OUTCOME("destroy", destroy_id(s->fd, s->id, NULL), ENOENT);
+}
+
+static void class01_destroy_vs_inflight_command(void)
+{
+	static void (*const fns[])(void *) = { c1_query, c1_destroy };
+	struct shared s = { .fd = open_dev(), .addr = rxe };
+	int i;
+
+	begin_case();
+	for (i = 0; i < iters; i++) {
+		create_id(s.fd, 1, RDMA_PS_UDP, &s.id);
+		race(2, fns, &s);
+	}
+	close(s.fd);
+	end_case(__func__, 1, "");
+}
+
+/* --- class 2: handle published before the object is complete --- */
+
+static void c2_create(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_create_id c = { .uid = 1, .ps = RDMA_PS_TCP };
+	uint32_t id;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (create_id(s->fd, 1, RDMA_PS_TCP, &id) == 0)
+			OUTCOME("destroy own", destroy_id(s->fd, id, NULL), ENOENT);
+		/* A create whose reply faults must never be reachable. */
+		c.response = (uintptr_t)bad_ptr;
+		OUTCOME("faulting create", CMD(s->fd, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
+	}
+}
+
+static void c2_guess(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_query_route_resp r;
+	uint32_t guess;
+
+	for (guess = base_id; guess < base_id + 8; guess++) {
+		struct rdma_ucm_query q = { .id = guess, .response = (uintptr_t)&r };
+
+		OUTCOME("guessed query", CMD(s->fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r)), ENOENT);
+		OUTCOME("guessed destroy", destroy_id(s->fd, guess, NULL), ENOENT);
+	}
+}
+
+static void class02_handle_published_before_complete(void)
+{
+	static void (*const fns[])(void *) = { c2_create, c2_guess };
+	struct shared s = { .fd = open_dev() };
+	int i;
+
+	begin_case();
+	for (i = 0; i < iters; i++)
+		race(2, fns, &s);
+	close(s.fd);
+	end_case(__func__, 1, "");
+}
+
+/* --- class 3: device-requiring commands on an unbound id --- */
+
+static void class03_device_commands_on_unbound_id(void)
+{
+	int fd = open_dev();
+	uint32_t id;
+	struct ib_uverbs_qp_attr attr;
+	struct rdma_ucm_init_qp_attr ia = { .qp_state = 1, .response = (uintptr_t)&attr };
+	struct rdma_ucm_reject rj = { 0 };
+	struct rdma_ucm_disconnect d = { 0 };
+	struct rdma_ucm_notify n = { 0 };
+	struct sockaddr_in g = ipv4("239.1.2.3", 0);
+	struct ib_path_rec_data path = { .flags = IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL };
+	struct rdma_ucm_set_option o = { .level = RDMA_OPTION_IB, .optname = RDMA_OPTION_IB_PATH,
+					 .optlen = sizeof(path), .optval = (uintptr_t)&path };
+
+	begin_case();
+	create_id(fd, 1, RDMA_PS_UDP, &id);
+	ia.id = rj.id = d.id = n.id = o.id = id;
+	OUTCOME("connect", connect_id(fd, id, 1), EINVAL);
+	OUTCOME("accept", accept_id(fd, id, 1, 1), EINVAL);
+	OUTCOME("reject", CMD(fd, RDMA_USER_CM_CMD_REJECT, rj, 0), EINVAL);
+	OUTCOME("disconnect", CMD(fd, RDMA_USER_CM_CMD_DISCONNECT, d, 0), EINVAL);
+	OUTCOME("init_qp_attr", CMD(fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr)), EINVAL);
+	OUTCOME("join", join_ip(fd, id, &g, NULL), EINVAL, ENODEV);
+	OUTCOME("resolve_route", resolve_route(fd, id), EINVAL);
+	OUTCOME("notify", CMD(fd, RDMA_USER_CM_CMD_NOTIFY, n, 0), EINVAL);
+	OUTCOME("set IB_PATH", CMD(fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0), EINVAL);
+	/* Each of these must have failed, not succeeded. */
+	{
+		long r = connect_id(fd, id, 1) == 0 || resolve_route(fd, id) == 0 ||
+			 CMD(fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr)) == 0;
+
+		close(fd);
+		end_case(__func__, !r, "a device command succeeded on an unbound id");
+	}
+}
+
+/* --- class 4: sockaddr family/length mismatch --- */
+
+static void class04_sockaddr_family_length_mismatch(void)
+{
+	static const uint16_t families[] = { 0, AF_INET, AF_INET6, 27 /* AF_IB */, 0x7f, 0xffff };
+	static const uint16_t sizes[] = { 0, 1, 16, 28, 48, 127, 128 };
+	int fd = open_dev(), bad_success = 0;
+	unsigned int f, z;
+	uint32_t id;
+
+	begin_case();
+	create_id(fd, 1, RDMA_PS_UDP, &id);
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+			struct rdma_ucm_bind b = { .id = id, .addr_size = sizes[z] };
+			struct rdma_ucm_resolve_addr ra = { .id = id, .timeout_ms = 100, .dst_size = sizes[z] };
+			struct rdma_ucm_create_id_resp r;
+			struct rdma_ucm_join_mcast j = { .id = id, .addr_size = sizes[z],
+							 .response = (uintptr_t)&r };
+			int right = (families[f] == AF_INET && sizes[z] == 16) ||
+				    (families[f] == AF_INET6 && sizes[z] == 28) ||
+				    (families[f] == 27 && sizes[z] == 48);
+
+			memset(&b.addr, 0xee, sizeof(b.addr));
+			b.addr.ss_family = families[f];
+			memcpy(&ra.dst_addr, &b.addr, sizeof(b.addr));
+			memcpy(&j.addr, &b.addr, sizeof(b.addr));
+			if (!right) {
+				/* A wrong pair is EINVAL before anything is read past it. */
+				bad_success += CMD(fd, RDMA_USER_CM_CMD_BIND, b, 0) == 0;
+				OUTCOME("bind", CMD(fd, RDMA_USER_CM_CMD_BIND, b, 0), EINVAL);
+				OUTCOME("resolve_addr", CMD(fd, RDMA_USER_CM_CMD_RESOLVE_ADDR, ra, 0), EINVAL);
+				OUTCOME("join_mcast", CMD(fd, RDMA_USER_CM_CMD_JOIN_MCAST, j, 4), EINVAL);
+			}
+		}
+	}
+	/* AF_IB on a RoCE device: the join is refused. */
+	{
+		struct rdma_ucm_create_id_resp r;
+		struct rdma_ucm_join_mcast j = { .id = id, .addr_size = 48, .response = (uintptr_t)&r };
+
+		bind_ip(fd, id, &rxe);
+		j.addr.ss_family = 27;
+		bad_success += CMD(fd, RDMA_USER_CM_CMD_JOIN_MCAST, j, 4) == 0;
+	}
+	close(fd);
+	end_case(__func__, !bad_success, "a mismatched address was accepted");
+}
+
+/* --- class 5: unchecked numeric fields --- */
+
+static void class05_unchecked_numeric_fields(void)
+{
+	int fd = open_dev(), bad = 0;
+	uint32_t id, rep;
+	struct ib_uverbs_qp_attr attr;
+	uint8_t val[8] = { 0 };
+
+	begin_case();
+	create_id(fd, 1, RDMA_PS_UDP, &id);
+	bind_ip(fd, id, &rxe);
+	{
+		static const uint32_t states[] = { 7, 8, 0x80000000u, 0xffffffffu };
+		unsigned int i;
+
+		for (i = 0; i < 4; i++) {
+			struct rdma_ucm_init_qp_attr a = { .id = id, .qp_state = states[i],
+							   .response = (uintptr_t)&attr };
+
+			bad += CMD(fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, sizeof(attr)) == 0;
+			OUTCOME("qp_state", CMD(fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, sizeof(attr)), EINVAL);
+		}
+	}
+	{
+		static const uint32_t lens[] = { (4u << 20) + 1, 0x7fffffffu, 0xffffffffu };
+		unsigned int i;
+
+		for (i = 0; i < 3; i++) {
+			struct rdma_ucm_set_option o = { .id = id, .level = RDMA_OPTION_ID,
+							 .optname = RDMA_OPTION_ID_TOS, .optlen = lens[i],
+							 .optval = (uintptr_t)val };
+
+			OUTCOME("huge optlen", CMD(fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0), EINVAL);
+		}
+		/* Within the cap but larger than the buffer: EFAULT, not a big allocation left. */
+		{
+			struct rdma_ucm_set_option o = { .id = id, .level = RDMA_OPTION_ID,
+							 .optname = RDMA_OPTION_ID_TOS, .optlen = 4u << 20,
+							 .optval = (uintptr_t)bad_ptr };
+
+			OUTCOME("4 MiB optlen", CMD(fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0), EFAULT, ENOMEM,
+				EINVAL);
+		}
+	}
+	{
+		static const int backlogs[] = { -1, 0, 1, 0x7fffffff, (int)0x80000000 };
+		unsigned int i;
+
+		for (i = 0; i < 5; i++) {
+			uint32_t l;
+
+			create_id(fd, 1, RDMA_PS_TCP, &l);
+			bind_ip(fd, l, &rxe);
+			OUTCOME("listen backlog", listen_id(fd, l, backlogs[i]), EINVAL, EADDRINUSE);
+			OUTCOME("destroy listener", destroy_id(fd, l, NULL), ENOENT);
+		}
+	}
+	/* After all of that the id is still destroyable: no reference leaked. */
+	bad += destroy_id(fd, id, &rep) != 0;
+	close(fd);
+	end_case(__func__, !bad, "an out-of-range field was accepted or the id could not be destroyed");
+}
+
+/* --- class 6: short input struct --- */
+
+static void class06_short_input_struct(void)
+{
+	int fd = open_dev(), bad = 0;
+	uint32_t id;
+	uint16_t len;
+	struct rdma_ucm_connect c = { 0 };
+	struct rdma_ucm_accept a = { 0 };
+
+	begin_case();
+	create_id(fd, 1, RDMA_PS_TCP, &id);
+	c.id = a.id = id;
+	c.conn_param.valid = a.conn_param.valid = 1;
+	for (len = 0; len < 280; len += 8)
+		bad += cmd(fd, RDMA_USER_CM_CMD_CONNECT, &c, len, 0) == 0 || errno != EINVAL;
+	for (len = 0; len < 288; len += 8)
+		bad += cmd(fd, RDMA_USER_CM_CMD_ACCEPT, &a, len, 0) == 0 || errno != EINVAL;
+	/* Without ECE (280 / 288 bytes) the command is complete: the lookup runs. */
+	OUTCOME("connect 280", cmd(fd, RDMA_USER_CM_CMD_CONNECT, &c, 280, 0), EINVAL);
+	OUTCOME("accept 288", cmd(fd, RDMA_USER_CM_CMD_ACCEPT, &a, 288, 0), EINVAL);
+	close(fd);
+	end_case(__func__, !bad, "a short CONNECT/ACCEPT was not EINVAL");
+}
+
+/* --- class 7: kernel infoleak in responses --- */
+
+/* True if @len bytes at @p still hold a run of 8 bytes of the 0xa5 fill. */
+static int has_fill(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	size_t i, run = 0;
+
+	for (i = 0; i < len; i++) {
+		run = b[i] == 0xa5 ? run + 1 : 0;
+		if (run >= 8)
+			return 1;
+	}
+	return 0;
+}
+
+static void class07_reply_infoleak(void)
+{
+	int fd = open_dev(), leaks = 0;
+	uint32_t id;
+	union {
+		struct rdma_ucm_query_route_resp route;
+		struct rdma_ucm_query_addr_resp addr;
+		struct rdma_ucm_query_path_resp path;
+		struct ib_uverbs_qp_attr attr;
+		struct rdma_ucm_event_resp ev;
+		uint8_t raw[1024];
+	} r;
+	struct rdma_ucm_query q = { .response = (uintptr_t)&r };
+	struct rdma_ucm_init_qp_attr ia = { .qp_state = 1, .response = (uintptr_t)&r };
+	unsigned int opt;
+
+	begin_case();
+	create_id(fd, 0x77, RDMA_PS_UDP, &id);
+	resolve_ip(fd, id, &rxe);
+	memset(&r, 0xa5, sizeof(r));
+	OUTCOME("addr resolved", wait_event(fd, EV_ADDR_RESOLVED, &r.ev, 10000), ETIMEDOUT);
+	leaks += has_fill(&r.ev, sizeof(r.ev));
+	q.id = ia.id = id;
+	memset(&r, 0xa5, sizeof(r));
+	OUTCOME("query_route", CMD(fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r.route)), 0);
+	leaks += has_fill(&r.route, sizeof(r.route));
+	for (opt = RDMA_USER_CM_QUERY_ADDR; opt <= RDMA_USER_CM_QUERY_GID; opt++) {
+		q.option = opt;
+		memset(&r, 0xa5, sizeof(r));
+		OUTCOME("query", CMD(fd, RDMA_USER_CM_CMD_QUERY, q, sizeof(r.addr)), 0);
+		leaks += has_fill(&r, opt == RDMA_USER_CM_QUERY_PATH ? 4 : sizeof(r.addr));
+	}
+	memset(&r, 0xa5, sizeof(r));
+	OUTCOME("init_qp_attr", CMD(fd, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(r.attr)), 0);
+	leaks += has_fill(&r.attr, sizeof(r.attr));
+	write_user_event(fd, id, EV_USER, 1, 2);
+	memset(&r, 0xa5, sizeof(r));
+	OUTCOME("get_event", get_event(fd, &r.ev, sizeof(r.ev)), 0);
+	leaks += has_fill(&r.ev, sizeof(r.ev));
+	close(fd);
+	end_case(__func__, !leaks, "a reply left bytes of the caller's buffer unwritten");
+}
+
+/*
+ * --- class 8: concurrent syscalls on one id ---
+ * ENXIO: ucma_rs answers a command that lost the race with DESTROY_ID so,
+ * where C makes the destroy wait (Documentation/abi.rst, deliberate
+ * differences).
+ */
+
+static void c8_a(void *p)
+{
+	struct shared *s = p;
+
+	OUTCOME("bind", bind_ip(s->fd, s->id, &s->addr), EINVAL, EADDRINUSE, ENOENT, ENXIO);
+	OUTCOME("listen", listen_id(s->fd, s->id, 4), EINVAL, EADDRINUSE, ENOENT, ENXIO);
+	OUTCOME("resolve", resolve_ip(s->fd, s->id, &s->addr), EINVAL, ENOENT, ENXIO);
+}
+
+static void c8_b(void *p)
+{
+	struct shared *s = p;
+	struct sockaddr_in other = with_port(rxe, port());
+
+	OUTCOME("resolve", resolve_ip(s->fd, s->id, &other), EINVAL, ENOENT, ENXIO);
+	OUTCOME("bind", bind_ip(s->fd, s->id, &other), EINVAL, EADDRINUSE, ENOENT, ENXIO);
+	OUTCOME("listen", listen_id(s->fd, s->id, 2), EINVAL, EADDRINUSE, ENOENT, ENXIO);
+}
+
+static void c8_destroy(void *p)
+{
+	struct shared *s = p;
+
+	usleep(rand() % 200);
+	OUTCOME("destroy", destroy_id(s->fd, s->id, NULL), ENOENT);
+}
+
+static void class08_concurrent_calls_on_one_id(void)
+{
+	static void (*const fns[])(void *) = { c8_a, c8_b, c8_destroy };
+	struct shared s = { .fd = open_dev() };
+	int i;
+
+	begin_case();
+	for (i = 0; i < iters; i++) {
+		s.addr = with_port(rxe, port());
+		create_id(s.fd, 1, RDMA_PS_TCP, &s.id);
+		race(3, fns, &s);
+	}
+	close(s.fd);
+	end_case(__func__, 1, "");
+}
+
+/* --- class 9: MIGRATE_ID against the handler, destroy and close --- */
+
+static void c9_migrate(void *p)
+{
+	struct shared *s = p;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		OUTCOME("migrate a->b", migrate_id(s->fd2, s->id, s->fd), ENOENT, EINVAL, EBADF);
+		OUTCOME("migrate b->a", migrate_id(s->fd, s->id, s->fd2), ENOENT, EINVAL, EBADF);
+	}
+}
+
+static void c9_events(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_event_resp ev;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		OUTCOME("user event a", write_user_event(s->fd, s->id, EV_USER, i, 0), EINVAL, ENOENT);
+		OUTCOME("user event b", write_user_event(s->fd2, s->id, EV_USER, i, 0), EINVAL, ENOENT, EBADF);
+		OUTCOME("resolve", resolve_ip(s->fd, s->id, &rxe), EINVAL, ENOENT);
+		OUTCOME("get event", get_event(s->fd2, &ev, sizeof(ev)), EAGAIN, EBADF);
+	}
+}
+
+static void c9_destroy_or_close(void *p)
+{
+	struct shared *s = p;
+
+	usleep(rand() % 300);
+	if (rand() & 1) {
+		OUTCOME("destroy a", destroy_id(s->fd, s->id, NULL), ENOENT, EINVAL);
+		OUTCOME("destroy b", destroy_id(s->fd2, s->id, NULL), ENOENT, EINVAL, EBADF);
+	} else {
+		/* Closing the migration target's other fd: the file stays pinned. */
+		close(s->fd2);
+	}
+}
+
+static void class09_migrate_vs_handler_destroy_close(void)
+{
+	static void (*const fns[])(void *) = { c9_migrate, c9_events, c9_destroy_or_close };
+	struct shared s;
+	int i;
+
+	begin_case();
+	for (i = 0; i < iters; i++) {
+		s.fd = open_dev();
+		s.fd2 = open_dev();
+		set_nonblock(s.fd2, 1);
+		create_id(s.fd, 5, RDMA_PS_UDP, &s.id);
+		race(3, fns, &s);
+		close(s.fd);
+		close(s.fd2); /* EBADF if the racer closed it: harmless */
+	}
+	end_case(__func__, 1, "");
+}
+
+/* --- class 10: connect-request children against listener destroy --- */
+
+static void c10_destroy_listener(void *p)
+{
+	struct shared *s = p;
+
+	usleep(rand() % 2000);
+	OUTCOME("destroy listener", destroy_id(s->fd, s->id, NULL), ENOENT);
+}
+
+static void c10_fetch(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_event_resp ev;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (next_event(s->fd, &ev, 100))
+			continue;
+		if (ev.event == EV_CONNECT_REQUEST)
+			OUTCOME("destroy child", destroy_id(s->fd, ev.id, NULL), ENOENT);
+	}
+}
+
+static void class10_listener_destroy_with_pending_requests(void)
+{
+	static void (*const fns[])(void *) = { c10_destroy_listener, c10_fetch };
+	struct shared s;
+	int i, n = iters / 10 + 1, c, requests = 0;
+
+	begin_case();
+	for (i = 0; i < n; i++) {
+		int fc = open_dev();
+		uint32_t client[3];
+
+		s.fd = open_dev();
+		s.addr = with_port(rxe, port());
+		if (route_to_listener(s.fd, fc, &s.addr, &s.id, &client[0]))
+			break;
+		for (c = 1; c < 3; c++) {
+			create_id(fc, 9, RDMA_PS_TCP, &client[c]);
+			resolve_ip(fc, client[c], &s.addr);
+			wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000);
+			resolve_route(fc, client[c]);
+			wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000);
+		}
+		for (c = 0; c < 3; c++)
+			requests += connect_id(fc, client[c], 0x100 + c) == 0;
+		usleep(20000);
+		race(2, fns, &s);
+		close(s.fd);
+		close(fc);
+	}
+	end_case(__func__, i == n && requests > 0, "the connections could not be set up");
+}
+
+/* --- class 11: device hot-removal --- */
+
+static int sh(const char *cmdline)
+{
+	return system(cmdline);
+}
+
+static void c11_commands(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_query_route_resp r;
+	struct rdma_ucm_query q = { .id = s->id, .response = (uintptr_t)&r };
+	struct rdma_ucm_event_resp ev;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		OUTCOME("query_route", CMD(s->fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r)), ENXIO);
+		OUTCOME("get_event", get_event(s->fd, &ev, sizeof(ev)), EAGAIN);
+		usleep(500);
+	}
+}
+
+static void c11_remove(void *p)
+{
+	(void)p;
+	usleep(rand() % 20000);
+	sh("rdma link delete rxer");
+}
+
+static void class11_device_hot_removal(void)
+{
+	static void (*const fns[])(void *) = { c11_commands, c11_remove };
+	struct sockaddr_in a = ipv4("203.0.113.9", 0);
+	struct shared s;
+	int i, n = iters / 50 + 2, ok = 1;
+
+	begin_case();
+	if (sh("ip link add vethr0 type veth peer name vethr1 && ip addr add 203.0.113.9/24 dev vethr0 && "
+	       "ip link set vethr0 up && ip link set vethr1 up")) {
+		end_case(__func__, 0, "no vethr0");
+		return;
+	}
+	for (i = 0; i < n && ok; i++) {
+		ok = sh("rdma link add rxer type rxe netdev vethr0 && for i in $(seq 50); do "
+			"rdma link show rxer/1 | grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1") == 0;
+		s.fd = open_dev();
+		set_nonblock(s.fd, 1);
+		create_id(s.fd, 3, RDMA_PS_UDP, &s.id);
+		resolve_ip(s.fd, s.id, &a);
+		usleep(100000);
+		race(2, fns, &s);
+		close(s.fd);
+	}
+	sh("ip link delete vethr0");
+	end_case(__func__, ok, "rxer could not be added");
+}
+
+/* --- class 12: multicast leave races --- */
+
+static void c12_leave(void *p)
+{
+	struct shared *s = p;
+
+	/* ENXIO: the context's destruction has begun. */
+	OUTCOME("leave", leave_mc(s->fd, s->mc), ENOENT, ENXIO);
+}
+
+static void c12_destroy(void *p)
+{
+	struct shared *s = p;
+
+	usleep(rand() % 100);
+	OUTCOME("destroy", destroy_id(s->fd, s->id, NULL), ENOENT);
+}
+
+static void class12_multicast_concurrent_leave(void)
+{
+	static void (*const leaves[])(void *) = { c12_leave, c12_leave, c12_destroy };
+	struct shared s = { .fd = open_dev() };
+	struct sockaddr_in g = ipv4("239.1.2.12", 0);
+	int i, n = iters / 4 + 1;
+
+	begin_case();
+	for (i = 0; i < n; i++) {
+		create_id(s.fd, 4, RDMA_PS_UDP, &s.id);
+		bind_ip(s.fd, s.id, &rxe);
+		OUTCOME("join", join_ip(s.fd, s.id, &g, &s.mc), 0);
+		race(3, leaves, &s);
+		destroy_id(s.fd, s.id, NULL);
+	}
+	close(s.fd);
+	end_case(__func__, 1, "");
+}
+
+/* --- class 13: JOIN whose reply copy fails after the join was queued --- */
+
+static void class13_join_reply_fault(void)
+{
+	int fd = open_dev(), i, n = iters / 4 + 1, stray = 0;
+	uint32_t id;
+	struct sockaddr_in g = ipv4("239.1.2.13", 0);
+	struct rdma_ucm_event_resp ev;
+
+	begin_case();
+	create_id(fd, 4, RDMA_PS_UDP, &id);
+	bind_ip(fd, id, &rxe);
+	for (i = 0; i < n; i++) {
+		struct rdma_ucm_join_ip_mcast j = { .id = id, .uid = 0x13, .response = (uintptr_t)bad_ptr };
+
+		memcpy(&j.addr, &g, sizeof(g));
+		OUTCOME("faulting join", CMD(fd, RDMA_USER_CM_CMD_JOIN_IP_MCAST, j, 4), EFAULT);
+	}
+	/* The undone joins' events were purged: none may arrive. */
+	set_nonblock(fd, 1);
+	usleep(200000);
+	while (next_event(fd, &ev, 50) == 0)
+		stray += ev.uid == 0x13;
+	destroy_id(fd, id, NULL);
+	close(fd);
+	end_case(__func__, !stray, "an event of an undone join was delivered");
+}
+
+/* --- class 14: multicast on non-UD ids; join work lifetime --- */
+
+static void class14_multicast_on_non_ud_and_join_lifetime(void)
+{
+	int fd = open_dev(), i, n = iters / 4 + 1, rc_joined = 0;
+	uint32_t id;
+	struct sockaddr_in g = ipv4("239.1.2.14", 0);
+
+	begin_case();
+	create_id(fd, 4, RDMA_PS_TCP, &id);
+	bind_ip(fd, id, &rxe);
+	rc_joined = join_ip(fd, id, &g, NULL) == 0;
+	OUTCOME("join on RC", join_ip(fd, id, &g, NULL), EINVAL, ENOTSUP, EOPNOTSUPP);
+	destroy_id(fd, id, NULL);
+	/* Join, then destroy at once: the queued join work must not outlive the id. */
+	for (i = 0; i < n; i++) {
+		create_id(fd, 4, RDMA_PS_UDP, &id);
+		bind_ip(fd, id, &rxe);
+		OUTCOME("join", join_ip(fd, id, &g, NULL), 0);
+		OUTCOME("destroy", destroy_id(fd, id, NULL), 0);
+	}
+	close(fd);
+	end_case(__func__, !rc_joined, "an RC id joined a group");
+}
+
+/* --- class 15: async address resolution against destroy --- */
+
+static void c15_resolve(void *p)
+{
+	struct shared *s = p;
+
+	OUTCOME("resolve", resolve_ip(s->fd, s->id, &s->addr), EINVAL, ENOENT, EADDRNOTAVAIL, ENXIO);
+	OUTCOME("route", resolve_route(s->fd, s->id), EINVAL, ENOENT, ENXIO);
+}
+
+static void c15_destroy(void *p)
+{
+	struct shared *s = p;
+
+	usleep(rand() % 3000);
+	OUTCOME("destroy", destroy_id(s->fd, s->id, NULL), ENOENT);
+}
+
+static void class15_resolve_twice_vs_destroy(void)
+{
+	static void (*const fns[])(void *) = { c15_resolve, c15_resolve, c15_destroy };
+	struct shared s = { .fd = open_dev() };
+	int i;
+
+	begin_case();
+	for (i = 0; i < iters; i++) {
+		s.addr = (i & 1) ? rxe : siw;
+		create_id(s.fd, 6, RDMA_PS_TCP, &s.id);
+		race(3, fns, &s);
+	}
+	close(s.fd);
+	end_case(__func__, 1, "");
+}
+
+/* --- class 16: state checked before global state changes --- */
+
+static void class16_wrong_state_ops_on_listener(void)
+{
+	int fl = open_dev(), fc = open_dev(), bad = 0, i;
+	uint32_t l, c;
+	struct sockaddr_in a = with_port(rxe, port());
+	struct rdma_ucm_event_resp ev;
+
+	begin_case();
+	create_id(fl, 1, RDMA_PS_TCP, &l);
+	bind_ip(fl, l, &a);
+	listen_id(fl, l, 4);
+	for (i = 0; i < 8; i++) {
+		struct sockaddr_in other = with_port(siw, port());
+
+		bad += resolve_ip(fl, l, &other) == 0;
+		bad += bind_ip(fl, l, &other) == 0;
+		OUTCOME("listen again", listen_id(fl, l, 4), EINVAL);
+	}
+	/* The listener still listens where it did. */
+	create_id(fc, 2, RDMA_PS_TCP, &c);
+	resolve_ip(fc, c, &a);
+	wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000);
+	resolve_route(fc, c);
+	wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000);
+	connect_id(fc, c, 0x77);
+	bad += wait_event(fl, EV_CONNECT_REQUEST, &ev, 10000) != 0;
+	close(fc);
+	close(fl);
+	end_case(__func__, !bad, "a listener moved, or stopped listening");
+}
+
+/* --- class 17: listen error unwinds against device add/remove --- */
+
+static void c17_listen(void *p)
+{
+	struct shared *s = p;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		uint32_t id;
+		struct sockaddr_in any = { .sin_family = AF_INET, .sin_port = htons(port()) };
+
+		create_id(s->fd, 1, RDMA_PS_TCP, &id);
+		OUTCOME("bind any", bind_ip(s->fd, id, &any), EADDRINUSE);
+		OUTCOME("listen on all", listen_id(s->fd, id, 4), EADDRINUSE, ENODEV);
+		OUTCOME("destroy", destroy_id(s->fd, id, NULL), 0);
+	}
+}
+
+static void c17_device(void *p)
+{
+	(void)p;
+	sh("rdma link add rxel type rxe netdev vethl0; sleep 0.2; rdma link delete rxel");
+}
+
+static void class17_listen_vs_device_add_remove(void)
+{
+	static void (*const fns[])(void *) = { c17_listen, c17_device };
+	struct shared s = { .fd = open_dev() };
+	int i, n = iters / 50 + 2;
+
+	begin_case();
+	sh("ip link add vethl0 type veth peer name vethl1 && ip link set vethl0 up && ip link set vethl1 up");
+	for (i = 0; i < n; i++)
+		race(2, fns, &s);
+	close(s.fd);
+	sh("ip link delete vethl0");
+	end_case(__func__, 1, "");
+}
+
+/* --- class 18: repeated route resolution --- */
+
+static void class18_repeated_route_resolution(void)
+{
+	int fl = open_dev(), fc = open_dev(), i, routes = 0;
+	uint32_t l, c;
+	struct sockaddr_in a = with_port(rxe, port());
+	struct rdma_ucm_event_resp ev;
+
+	begin_case();
+	if (route_to_listener(fl, fc, &a, &l, &c) == NULL) {
+		for (i = 0; i < iters / 4 + 1; i++) {
+			if (resolve_route(fc, c) == 0 && next_event(fc, &ev, 10000) == 0)
+				routes++;
+			else
+				OUTCOME("route again", -1, EINVAL);
+		}
+	}
+	close(fc);
+	close(fl);
+	end_case(__func__, 1, "");
+	(void)routes;
+}
+
+/* --- class 19: netevent (neighbour updates) against cm ids --- */
+
+static void c19_connect(void *p)
+{
+	struct shared *s = p;
+	int fc = open_dev();
+	uint32_t l, c;
+
+	if (route_to_listener(s->fd, fc, &s->addr, &l, &c) == NULL)
+		OUTCOME("connect", connect_id(fc, c, 0x19), EINVAL);
+	usleep(10000);
+	close(fc);
+}
+
+static void c19_flush(void *p)
+{
+	(void)p;
+	sh("ip neigh flush dev veth0; ip neigh flush dev veth2");
+}
+
+static void class19_netevent_vs_cm_ids(void)
+{
+	static void (*const fns[])(void *) = { c19_connect, c19_flush };
+	struct shared s;
+	int i, n = iters / 10 + 1;
+
+	begin_case();
+	for (i = 0; i < n; i++) {
+		s.fd = open_dev();
+		s.addr = with_port((i & 1) ? rxe : siw, port());
+		race(2, fns, &s);
+		close(s.fd);
+	}
+	end_case(__func__, 1, "");
+}
+
+/* --- class 20: synthesised events against migrate: counts stay exact --- */
+
+static void c20_write(void *p)
+{
+	struct shared *s = p;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		/* One of the two files owns the id at any time. */
+		if (write_user_event(s->fd, s->id, EV_USER, i, 0) &&
+		    write_user_event(s->fd2, s->id, EV_USER, i, 0))
+			__atomic_add_fetch(&s->mc, 1, __ATOMIC_RELAXED); /* lost writes */
+	}
+}
+
+static void c20_migrate(void *p)
+{
+	struct shared *s = p;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		OUTCOME("migrate", migrate_id(s->fd2, s->id, s->fd), EINVAL);
+		OUTCOME("migrate back", migrate_id(s->fd, s->id, s->fd2), EINVAL);
+	}
+}
+
+static void class20_synthesised_events_vs_migrate(void)
+{
+	static void (*const fns[])(void *) = { c20_write, c20_migrate };
+	struct shared s;
+	int i, n = iters / 4 + 1, wrong = 0;
+
+	begin_case();
+	for (i = 0; i < n; i++) {
+		struct rdma_ucm_event_resp ev;
+		uint32_t got = 0, rep = ~0u;
+
+		s.fd = open_dev();
+		s.fd2 = open_dev();
+		s.mc = 0;
+		set_nonblock(s.fd, 1);
+		set_nonblock(s.fd2, 1);
+		create_id(s.fd, 20, RDMA_PS_UDP, &s.id);
+		race(2, fns, &s);
+		while (get_event(s.fd, &ev, sizeof(ev)) == 0)
+			got++;
+		while (get_event(s.fd2, &ev, sizeof(ev)) == 0)
+			got++;
+		if (destroy_id(s.fd, s.id, &rep) && destroy_id(s.fd2, s.id, &rep))
+			wrong++;
+		/* Every event written is fetched exactly once and counted. */
+		wrong += got != 8 - s.mc || rep != got;
+		close(s.fd);
+		close(s.fd2);
+	}
+	end_case(__func__, !wrong, "events were lost, duplicated or miscounted");
+}
+
+/* --- class 21: write() from a foreign context --- */
+
+static void class21_foreign_writer(void)
+{
+	int fd = open_dev(), status = 0;
+	pid_t pid;
+
+	begin_case();
+	pid = fork();
+	if (pid == 0) {
+		uint32_t id;
+
+		if (setresuid(65534, 65534, 65534))
+			_exit(3);
+		_exit(create_id(fd, 1, RDMA_PS_TCP, &id) == -1 && errno == EACCES ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	close(fd);
+	end_case(__func__, WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "another user's write through an inherited fd was not EACCES");
+}
+
+/* --- class 22: error-path and teardown leaks --- */
+
+static void class22_error_path_leaks(void)
+{
+	int fd = open_dev(), i;
+	uint32_t id;
+	struct sockaddr_in g = ipv4("239.1.2.22", 0);
+
+	begin_case();
+	for (i = 0; i < iters; i++) {
+		struct rdma_ucm_create_id c = { .uid = 1, .ps = RDMA_PS_UDP, .response = (uintptr_t)bad_ptr };
+		struct rdma_ucm_destroy_id d = { .response = (uintptr_t)bad_ptr };
+
+		OUTCOME("faulting create", CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
+		create_id(fd, 1, RDMA_PS_UDP, &id);
+		bind_ip(fd, id, &rxe);
+		if (i % 8 == 0)
+			OUTCOME("join", join_ip(fd, id, &g, NULL), 0);
+		/* A destroy whose reply faults has still destroyed. */
+		d.id = id;
+		OUTCOME("faulting destroy", CMD(fd, RDMA_USER_CM_CMD_DESTROY_ID, d, 4), EFAULT);
+		OUTCOME("destroyed", destroy_id(fd, id, NULL), ENOENT);
+	}
+	close(fd);
+	end_case(__func__, 1, "");
+}
+
+/* --- class 23: iw_cm handler against destroy (siw) --- */
+
+static void c23_connect_destroy(void *p)
+{
+	struct shared *s = p;
+
+	OUTCOME("connect", connect_id(s->fd2, s->id2, 0x23), EINVAL, ENOENT);
+	usleep(rand() % 5000);
+	OUTCOME("destroy client", destroy_id(s->fd2, s->id2, NULL), ENOENT);
+}
+
+static void c23_accept_destroy(void *p)
+{
+	struct shared *s = p;
+	struct rdma_ucm_event_resp ev;
+
+	/* Without a real QP the iWARP connect fails early; with one, the race is on. */
+	if (wait_event(s->fd, EV_CONNECT_REQUEST, &ev, 300) == 0) {
+		OUTCOME("accept", accept_id(s->fd, ev.id, 0x32, 1), EINVAL, ENOENT, ECONNREFUSED,
+			ECONNRESET, ENOTCONN);
+		OUTCOME("destroy child", destroy_id(s->fd, ev.id, NULL), ENOENT);
+	}
+}
+
+static void class23_iw_handler_vs_destroy(void)
+{
+	static void (*const fns[])(void *) = { c23_connect_destroy, c23_accept_destroy };
+	struct shared s;
+	int i, n = iters / 10 + 1, set_up = 0;
+
+	begin_case();
+	for (i = 0; i < n; i++) {
+		s.fd = open_dev();
+		s.fd2 = open_dev();
+		s.addr = with_port(siw, port());
+		if (route_to_listener(s.fd, s.fd2, &s.addr, &s.id, &s.id2) == NULL) {
+			set_up++;
+			race(2, fns, &s);
+		}
+		close(s.fd2);
+		close(s.fd);
+	}
+	end_case(__func__, set_up == n, "the siw connections could not be set up");
+}
+
+int main(void)
+{
+	const char *r = getenv("RXE_IP"), *w = getenv("SIW_IP"), *it = getenv("RACE_ITERS");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if (!r || !w) {
+		printf("Bail out! RXE_IP/SIW_IP not set (run through scripts/vm-run)\n");
+		return 1;
+	}
+	if (it && atoi(it) > 0)
+		iters = atoi(it);
+	srand(1);
+	rxe = ipv4(r, 0);
+	siw = ipv4(w, 0);
+	bad_ptr = mmap(NULL, 8 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	base_id = probe_id();
+	printf("KTAP version 1\n1..23\n# %d iterations per race\n", iters);
+	class01_destroy_vs_inflight_command();
+	class02_handle_published_before_complete();
+	class03_device_commands_on_unbound_id();
+	class04_sockaddr_family_length_mismatch();
+	class05_unchecked_numeric_fields();
+	class06_short_input_struct();
+	class07_reply_infoleak();
+	class08_concurrent_calls_on_one_id();
+	class09_migrate_vs_handler_destroy_close();
+	class10_listener_destroy_with_pending_requests();
+	class11_device_hot_removal();
+	class12_multicast_concurrent_leave();
+	class13_join_reply_fault();
+	class14_multicast_on_non_ud_and_join_lifetime();
+	class15_resolve_twice_vs_destroy();
+	class16_wrong_state_ops_on_listener();
+	class17_listen_vs_device_add_remove();
+	class18_repeated_route_resolution();
+	class19_netevent_vs_cm_ids();
+	class20_synthesised_events_vs_migrate();
+	class21_foreign_writer();
+	class22_error_path_leaks();
+	class23_iw_handler_vs_destroy();
+	return ktap_finish();
+}
