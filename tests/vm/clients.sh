@@ -12,6 +12,13 @@ filter=${1:-}
 logdir=${CLIENT_LOGS:-/tmp/ucma-clients}
 mkdir -p "$logdir"
 n=0 fail=0 port=7500
+# Iteration counts: the full ones, or a tenth to a fifth of them on the debug
+# kernel (KASAN and lockdep under TCG), where the point is the oracles.
+if [ "${UCMA_KERNEL:-default}" = debug ]; then
+	pings=20 conns=4 msgs=5 times=50 xfers=20
+else
+	pings=100 conns=10 msgs=20 times=500 xfers=100
+fi
 declare -a names=() cases=()
 
 # add NAME SERVER_CMD CLIENT_CMD [forever]: a server/client pair. A "forever"
@@ -50,16 +57,16 @@ for t in siw rxe; do
 		if [ $t = siw ]; then ip4=$SIW_IP ip6=$SIW_IP6; else ip4=$RXE_IP ip6=$RXE_IP6; fi
 		if [ $v = 4 ]; then ip=$ip4 f=""; else ip=$ip6 f="-f ipv6"; fi
 		tag=${t}_ipv$v
-		next_port; add "rping_${tag}" "rping -s -a $ip -p $port -C 100 -V" "rping -c -a $ip -p $port -C 100 -V"
-		next_port; add "ucmatose_${tag}" "ucmatose -b $ip -p $port -c 10 -C 20 -S 1024" "ucmatose -s $ip -p $port -c 10 -C 20 -S 1024"
+		next_port; add "rping_${tag}" "rping -s -a $ip -p $port -C $pings -V" "rping -c -a $ip -p $port -C $pings -V"
+		next_port; add "ucmatose_${tag}" "ucmatose -b $ip -p $port -c $conns -C $msgs -S 1024" "ucmatose -s $ip -p $port -c $conns -C $msgs -S 1024"
 		next_port; add "ucmatose_migrate_${tag}" "ucmatose -b $ip -p $port -c 4 -C 10 -m" "ucmatose -s $ip -p $port -c 4 -C 10 -m"
 		next_port; add "rdma_server_client_${tag}" "rdma_server -s $ip -p $port" "rdma_client -s $ip -p $port"
-		next_port; add "cmtime_500_${tag}" "cmtime -b $ip -p $port" "cmtime -s $ip -b $ip -p $port -c 500" forever
-		next_port; add "rstream_nonblocking_${tag}" "rstream $f -b $ip -p $port -S 4096 -C 100 -I 10 -T v" "rstream $f -s $ip -p $port -S 4096 -C 100 -I 10 -T v"
-		next_port; add "rstream_blocking_${tag}" "rstream $f -b $ip -p $port -S 4096 -C 100 -I 10 -T b -T v" "rstream $f -s $ip -p $port -S 4096 -C 100 -I 10 -T b -T v"
+		next_port; add "cmtime_${times}_${tag}" "cmtime -b $ip -p $port" "cmtime -s $ip -b $ip -p $port -c $times" forever
+		next_port; add "rstream_nonblocking_${tag}" "rstream $f -b $ip -p $port -S 4096 -C $xfers -I 10 -T v" "rstream $f -s $ip -p $port -S 4096 -C $xfers -I 10 -T v"
+		next_port; add "rstream_blocking_${tag}" "rstream $f -b $ip -p $port -S 4096 -C $xfers -I 10 -T b -T v" "rstream $f -s $ip -p $port -S 4096 -C $xfers -I 10 -T b -T v"
 		next_port; add "riostream_${tag}" "riostream $f -b $ip -p $port -S 4096 -C 10 -I 100 -T v" "riostream $f -s $ip -p $port -S 4096 -C 10 -I 100 -T v"
 		if [ $t = rxe ]; then
-			add "udaddy_${tag}" "udaddy -b $ip -c 10 -C 20 -S 512" "udaddy -s $ip -c 10 -C 20 -S 512"
+			add "udaddy_${tag}" "udaddy -b $ip -c $conns -C $msgs -S 512" "udaddy -s $ip -c $conns -C $msgs -S 512"
 		fi
 		# IPv4 only, with either module: rdma_xserver has no bind option and
 		# listens on the IPv4 wildcard; rdma_cm answers an IPv6 RoCE
