@@ -244,4 +244,18 @@ static inline const char *route_to_listener(int fl, int fc, const struct sockadd
 	return NULL;
 }
 
+/*
+ * The id the next context gets. Ids are allocated lowest-free from one
+ * table, so once a test has left nothing behind this is the first id again.
+ */
+static inline uint32_t probe_id(void)
+{
+	uint32_t id = ~0u;
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	create_id(fd, 1, RDMA_PS_TCP, &id);
+	close(fd);
+	return id;
+}
+
 #endif /* UCMA_CMD_H */

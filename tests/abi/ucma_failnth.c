@@ -438,17 +438,6 @@ static void teardown(struct setup *s)
 		close(s->fd2);
 }
 
-/* The id the next context gets: unchanged by a run that leaves nothing. */
-static uint32_t probe_id(void)
-{
-	uint32_t id = ~0u;
-	int fd = open_dev();
-
-	create_id(fd, 1, RDMA_PS_TCP, &id);
-	close(fd);
-	return id;
-}
-
 static void sweep(const struct scenario *sc, uint32_t base_id)
 {
 	unsigned int n, points = 0, ok_runs = 0, bad_errno = 0, leaked = 0, setup_failed = 0;

@@ -44,17 +44,6 @@ static int open_dev(void)
 	return open(DEV, O_RDWR | O_CLOEXEC);
 }
 
-/* The id the next context gets: the first one again once nothing is left. */
-static uint32_t probe_id(void)
-{
-	uint32_t id = ~0u;
-	int fd = open_dev();
-
-	create_id(fd, 1, RDMA_PS_TCP, &id);
-	close(fd);
-	return id;
-}
-
 /* --- outcome bookkeeping, shared by the threads of a case --- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -572,16 +572,6 @@ static void chaos(uint64_t seed)
 	_exit(0);
 }
 
-static uint32_t probe_id(void)
-{
-	uint32_t id = ~0u;
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
-
-	create_id(fd, 1, RDMA_PS_TCP, &id);
-	close(fd);
-	return id;
-}
-
 /* Waits for @pid until @until; kills it and returns -1 if it is late. */
 static int reap(pid_t pid, time_t until)
 {
