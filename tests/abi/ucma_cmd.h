@@ -19,6 +19,7 @@
 #include <rdma/rdma_user_cm.h>
 
 #define DEV "/dev/infiniband/rdma_cm"
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define EV_ADDR_RESOLVED 0
 #define EV_ROUTE_RESOLVED 2
 #define EV_CONNECT_REQUEST 4

@@ -497,7 +497,7 @@ static int configure(void)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(knobs); i++) {
 		FILE *f = fopen(knobs[i][0], "w");
 
 		if (!f || fputs(knobs[i][1], f) < 0 || fclose(f)) {
@@ -527,7 +527,7 @@ int main(int argc, char **argv)
 	}
 	rxe = ipv4(ip, 0);
 	base = probe_id();
-	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(scenarios); i++) {
 		if (argc > 1 && !strstr(scenarios[i].name, argv[1]))
 			continue;
 		sweep(&scenarios[i], base);

@@ -267,8 +267,8 @@ static void class04_sockaddr_family_length_mismatch(void)
 
 	begin_case();
 	create_id(fd, 1, RDMA_PS_UDP, &id);
-	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
-		for (z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
+	for (f = 0; f < ARRAY_SIZE(families); f++) {
+		for (z = 0; z < ARRAY_SIZE(sizes); z++) {
 			struct rdma_ucm_bind b = { .id = id, .addr_size = sizes[z] };
 			struct rdma_ucm_resolve_addr ra = { .id = id, .timeout_ms = 100, .dst_size = sizes[z] };
 			struct rdma_ucm_create_id_resp r;
@@ -350,7 +350,7 @@ static void class05_unchecked_numeric_fields(void)
 		}
 	}
 	{
-		static const int backlogs[] = { -1, 0, 1, 0x7fffffff, (int)0x80000000 };
+		static const int backlogs[] = { -1, 0, 1, 0x7fffffff, INT32_MIN };
 		unsigned int i;
 
 		for (i = 0; i < 5; i++) {
@@ -657,14 +657,12 @@ static void class11_device_hot_removal(void)
 	int i, n = iters / 50 + 2, ok = 1;
 
 	begin_case();
-	if (sh("ip link add vethr0 type veth peer name vethr1 && ip addr add 203.0.113.9/24 dev vethr0 && "
-	       "ip link set vethr0 up && ip link set vethr1 up")) {
+	if (sh("ip link add vethr0 type veth peer name vethr1 && ip addr add 203.0.113.9/24 dev vethr0 && ip link set vethr0 up && ip link set vethr1 up")) {
 		end_case(__func__, 0, "no vethr0");
 		return;
 	}
 	for (i = 0; i < n && ok; i++) {
-		ok = sh("rdma link add rxer type rxe netdev vethr0 && for i in $(seq 50); do "
-			"rdma link show rxer/1 | grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1") == 0;
+		ok = sh("rdma link add rxer type rxe netdev vethr0 && for i in $(seq 50); do rdma link show rxer/1 | grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1") == 0;
 		s.fd = open_dev();
 		set_nonblock(s.fd, 1);
 		create_id(s.fd, 3, RDMA_PS_UDP, &s.id);

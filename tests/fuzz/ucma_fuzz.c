@@ -557,7 +557,7 @@ static void chaos(uint64_t seed)
 	char line[128];
 
 	while (time(NULL) < deadline && __atomic_load_n(&st->done, __ATOMIC_RELAXED) < st->limit) {
-		unsigned int k = RND(sizeof(steps) / sizeof(steps[0]));
+		unsigned int k = RND(ARRAY_SIZE(steps));
 
 		snprintf(line, sizeof(line), "%s%s", steps[k], k == 6 ? (RND(2) ? "1" : "1024") : "");
 		if (system(line) < 0)
@@ -616,12 +616,23 @@ int main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "s:n:t:p:j:")) != -1) {
 		switch (c) {
-		case 's': seed = strtoul(optarg, NULL, 0); break;
-		case 'n': limit = strtoul(optarg, NULL, 0); break;
-		case 't': seconds = atoi(optarg); break;
-		case 'p': procs = atoi(optarg) > 16 ? 16 : atoi(optarg); break;
-		case 'j': nthreads = atoi(optarg) > 8 ? 8 : atoi(optarg); break;
-		default: return 2;
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			limit = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			seconds = atoi(optarg);
+			break;
+		case 'p':
+			procs = atoi(optarg) > 16 ? 16 : atoi(optarg);
+			break;
+		case 'j':
+			nthreads = atoi(optarg) > 8 ? 8 : atoi(optarg);
+			break;
+		default:
+			return 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -635,8 +646,7 @@ int main(int argc, char **argv)
 	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	st->limit = limit;
 	base = probe_id();
-	if (system("ip link add vethf0 type veth peer name vethf1 && ip link set vethf0 up && "
-		   "ip link set vethf1 up"))
+	if (system("ip link add vethf0 type veth peer name vethf1 && ip link set vethf0 up && ip link set vethf1 up"))
 		printf("# no spare veth: the chaos runs without it\n");
 	printf("KTAP version 1\n1..4\n# seed %lu, %lu commands max, %d s max, %d processes x %d threads\n",
 	       seed, limit, seconds, procs, nthreads);
@@ -654,9 +664,8 @@ int main(int argc, char **argv)
 		late += reap(pids[i], deadline + 120) != 0;
 	reap(chaos_pid, deadline + 120);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (system("rdma link delete rxef 2>/dev/null; ip link delete vethf0 2>/dev/null")) {
-		/* not there: fine */
-	}
+	if (system("rdma link delete rxef 2>/dev/null; ip link delete vethf0 2>/dev/null"))
+		printf("# the spare device or veth was already gone\n");
 	/* Queued destructions (device removal) finish asynchronously. */
 	for (i = 0; i < 50; i++) {
 		p = popen("rdma resource show cm_id 2>/dev/null | wc -l", "r");
