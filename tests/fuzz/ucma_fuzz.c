@@ -73,6 +73,7 @@ struct stats {
 	unsigned long done, limit;
 	unsigned long ops[NOPS], ok[NOPS];
 	unsigned long errnos[NOPS][MAX_ERRNO + 1];
+	unsigned long chain_writes;
 	unsigned long bad;
 	int bad_op, bad_errno;
 };
@@ -445,26 +446,31 @@ static long do_op(uint64_t *r, int op)
 	case OP_CHAIN: {
 		/* An id in a useful state: listening, or resolving, on a known port. */
 		struct sockaddr_in a = with_port(RND(2) ? rxe : siw, 7000 + RND(8));
+		struct rdma_ucm_event_resp ev;
+		unsigned long writes = 1;
 		uint32_t id;
 
-		if (create_id(fd, 1 + RND(4), RND(4) ? RDMA_PS_TCP : RDMA_PS_UDP, &id))
-			return -1;
-		remember(r, id);
-		switch (RND(3)) {
-		case 0:
-			return bind_ip(fd, id, &a) || listen_id(fd, id, RND(8)) ? -1 : 0;
-		case 1:
-			return resolve_ip(fd, id, &a);
-		default: {
-			/* As far as CONNECT, if no other thread takes the events first. */
-			struct rdma_ucm_event_resp ev;
-
-			if (resolve_ip(fd, id, &a) || next_event(fd, &ev, 20) || resolve_route(fd, id) ||
-			    next_event(fd, &ev, 20))
-				return -1;
-			return connect_id(fd, id, RND(1 << 24));
+		ret = create_id(fd, 1 + RND(4), RND(4) ? RDMA_PS_TCP : RDMA_PS_UDP, &id);
+		if (!ret) {
+			remember(r, id);
+			switch (RND(3)) {
+			case 0:
+				ret = (writes++, bind_ip(fd, id, &a)) || (writes++, listen_id(fd, id, RND(8)));
+				break;
+			case 1:
+				ret = (writes++, resolve_ip(fd, id, &a));
+				break;
+			default:
+				/* As far as CONNECT, if no other thread takes the events first. */
+				ret = (writes++, resolve_ip(fd, id, &a)) || next_event(fd, &ev, 20) ||
+				      (writes += 2, resolve_route(fd, id)) || next_event(fd, &ev, 20) ||
+				      (writes += 2, connect_id(fd, id, RND(1 << 24)));
+				break;
+			}
 		}
-		}
+		/* The commands written, GET_EVENTs included. */
+		__atomic_add_fetch(&st->chain_writes, writes, __ATOMIC_RELAXED);
+		return ret ? -1 : 0;
 	}
 	}
 	return cmd(fds[cur_slot], op, &in, in_len, out_len);
@@ -598,7 +604,8 @@ static void print_mix(void)
 		for (e = 0; e <= MAX_ERRNO; e++)
 			if (st->errnos[op][e])
 				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " %s:%lu",
-					 e == MAX_ERRNO ? "other" : strerrorname_np(e) ?: "?", st->errnos[op][e]);
+					 e == MAX_ERRNO ? "other" : e == 524 ? "ENOTSUPP" :
+					 strerrorname_np(e) ?: "?", st->errnos[op][e]);
 		printf("#   %-18s %8lu %8lu%s\n", op_names[op], st->ops[op], st->ok[op], buf);
 	}
 }
@@ -686,12 +693,14 @@ int main(int argc, char **argv)
 	for (i = 0; i < NOPS; i++)
 		if (i != OP_SWAP_FILE && i != OP_CHAIN)
 			total += st->ops[i];
+	total += st->chain_writes;
 
 	ktap_result(st->bad == 0, "fuzz_plain_errnos", "%lu bad results, first %s errno %d", st->bad,
 		    op_names[st->bad_op], st->bad_errno);
 	ktap_result(!late, "fuzz_workers_exit_in_time", "%d workers hung", late);
 	ktap_result(!left, "fuzz_no_cm_id_left", "%d cm_ids left", left);
 	ktap_result(probe_id() == base, "fuzz_no_context_left", "the first id is still taken");
+	printf("# chain: %lu commands written\n", st->chain_writes);
 	printf("fuzz: seed %lu, %lu commands (writes) in %.1f s, %d processes x %d threads\n", seed, total,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, procs, nthreads);
 	return ktap_finish();
