@@ -71,7 +71,7 @@ static const unsigned int weights[NOPS] = {
 /* Shared by all processes (MAP_SHARED). */
 struct stats {
 	unsigned long done, limit;
-	unsigned long ops[NOPS], ok[NOPS];
+	unsigned long ops[NOPS], ok[NOPS], ns[NOPS];
 	unsigned long errnos[NOPS][MAX_ERRNO + 1];
 	unsigned long chain_writes;
 	unsigned long bad;
@@ -493,9 +493,18 @@ static int pick_op(uint64_t *r)
 	return 0;
 }
 
-static void record(int op, long ret, int e)
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static void record(int op, long ret, int e, uint64_t ns)
 {
 	__atomic_add_fetch(&st->ops[op], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&st->ns[op], ns, __ATOMIC_RELAXED);
 	if (ret == 0) {
 		__atomic_add_fetch(&st->ok[op], 1, __ATOMIC_RELAXED);
 		return;
@@ -519,9 +528,11 @@ static void *worker_thread(void *arg)
 	while (time(NULL) < deadline &&
 	       __atomic_add_fetch(&st->done, 1, __ATOMIC_RELAXED) <= st->limit) {
 		int op = pick_op(r);
+		uint64_t t0 = now_ns();
 		long ret = do_op(r, op);
+		int e = errno;
 
-		record(op, ret, errno);
+		record(op, ret, e, now_ns() - t0);
 	}
 	return NULL;
 }
@@ -597,7 +608,7 @@ static void print_mix(void)
 {
 	int op, e;
 
-	printf("# command mix (count, succeeded, errnos):\n");
+	printf("# command mix (count, succeeded, mean microseconds, errnos):\n");
 	for (op = 0; op < NOPS; op++) {
 		char buf[512] = "";
 
@@ -606,7 +617,8 @@ static void print_mix(void)
 				snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " %s:%lu",
 					 e == MAX_ERRNO ? "other" : e == 524 ? "ENOTSUPP" :
 					 strerrorname_np(e) ?: "?", st->errnos[op][e]);
-		printf("#   %-18s %8lu %8lu%s\n", op_names[op], st->ops[op], st->ok[op], buf);
+		printf("#   %-18s %8lu %8lu %8lu%s\n", op_names[op], st->ops[op], st->ok[op],
+		       st->ops[op] ? st->ns[op] / 1000 / st->ops[op] : 0, buf);
 	}
 }
 
