@@ -6,6 +6,9 @@
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/namei.h>
+#include <linux/nospec.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
 #include <net/net_namespace.h>
@@ -40,7 +43,22 @@ const struct attribute_group **ucma_shim_misc_groups(void)
 
 bool ucma_shim_safe_file_access(struct file *filp)
 {
-	return ib_safe_file_access(filp);
+	if (ib_safe_file_access(filp))
+		return true;
+	/* The C module's message, word for word. */
+	pr_err_once("%s: process %d (%s) changed security contexts after opening file descriptor, this is not allowed.\n",
+		    "ucma_write", task_tgid_vnr(current), current->comm);
+	return false;
+}
+
+u32 ucma_shim_index_nospec(u32 index, u32 size)
+{
+	return array_index_nospec(index, size);
+}
+
+size_t ucma_shim_kmalloc_max_size(void)
+{
+	return KMALLOC_MAX_SIZE;
 }
 
 bool ucma_shim_misc_name_taken(const char *name)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * C shim of ucma-rs: the kernel facilities that are macros, static inlines
- * or static tables, wrapped as plain functions for Rust. Each function is a
- * one-liner; all logic lives in Rust.
+ * or static tables, wrapped as plain functions for Rust. The functions are
+ * short wrappers (the longest checks a path or registers a table); the
+ * module's logic lives in Rust.
  */
 #ifndef UCMA_SHIM_H
 #define UCMA_SHIM_H
@@ -29,9 +30,17 @@ const struct attribute_group **ucma_shim_misc_groups(void);
  * ucma_shim_safe_file_access() - ib_safe_file_access() for Rust
  * @filp: the file being written
  *
+ * On failure prints, once per module load, the C module's pr_err_once()
+ * message naming the process.
+ *
  * Return: true if the caller's credentials are the opener's.
  */
 bool ucma_shim_safe_file_access(struct file *filp);
+
+/** ucma_shim_index_nospec() - array_index_nospec(@index, @size) */
+u32 ucma_shim_index_nospec(u32 index, u32 size);
+/** ucma_shim_kmalloc_max_size() - KMALLOC_MAX_SIZE */
+size_t ucma_shim_kmalloc_max_size(void);
 
 /**
  * ucma_shim_misc_name_taken() - whether a misc device of that name exists

@@ -25,6 +25,7 @@ use kernel::{
         poll::PollTable,
         Arc, //
     },
+    sync::aref::ARef,
     types::{
         ForeignOwnable,
         Opaque, //
@@ -225,21 +226,44 @@ unsafe extern "C" fn ucma_write(
     }
 }
 
-/// The [`UcmaFile`] of file descriptor `fd` of the caller (MIGRATE_ID's
-/// source): `ENOENT` if `fd` is not open, `EINVAL` if it is not this device.
-pub(crate) fn ucma_file_of_fd(fd: u32) -> Result<Arc<UcmaFile>> {
-    let file = LocalFile::fget(fd).map_err(|_| ENOENT)?;
-    let raw = file.as_ptr();
-    // SAFETY: `file` holds a reference, so `raw` is valid.
-    let fops = unsafe { (*raw).f_op };
-    if !core::ptr::eq(fops, &FOPS.0) {
-        return Err(EINVAL);
+/// A file of this device named by a file descriptor of the caller, held
+/// open (its `release()` cannot run) while this value lives: MIGRATE_ID's
+/// source, as C's `fdget()`.
+///
+/// # Invariants
+///
+/// `file` is a file of this device opened by `ucma_open`, and `state` its
+/// [`UcmaFile`].
+pub(crate) struct UcmaFileRef {
+    // Declared first, dropped first: the file reference outlives nothing
+    // that borrows from it.
+    state: Arc<UcmaFile>,
+    _file: ARef<LocalFile>,
+}
+
+impl UcmaFileRef {
+    /// The file behind descriptor `fd`: `ENOENT` if `fd` is not open,
+    /// `EINVAL` if it is not this device.
+    pub(crate) fn get(fd: u32) -> Result<Self> {
+        let file = LocalFile::fget(fd).map_err(|_| ENOENT)?;
+        let raw = file.as_ptr();
+        // SAFETY: `file` holds a reference, so `raw` is valid.
+        let fops = unsafe { (*raw).f_op };
+        if !core::ptr::eq(fops, &FOPS.0) {
+            return Err(EINVAL);
+        }
+        // SAFETY: files with our fops were opened by `ucma_open`, and the
+        // reference held by `file` keeps `ucma_release` from running while we
+        // take our own reference.
+        let state: Arc<UcmaFile> = unsafe { ucma_file(raw) }.into();
+        // INVARIANT: checked above.
+        Ok(UcmaFileRef { state, _file: file })
     }
-    // SAFETY: files with our fops were opened by `ucma_open`, and the
-    // reference held by `file` keeps `ucma_release` from running while we
-    // take our own reference.
-    let state: Arc<UcmaFile> = unsafe { ucma_file(raw) }.into();
-    Ok(state)
+
+    /// The file's state.
+    pub(crate) fn state(&self) -> &Arc<UcmaFile> {
+        &self.state
+    }
 }
 
 /// `poll()`: readable while events are queued.

@@ -2,31 +2,44 @@
 
 //! Contexts: one per user-visible CM id, numbered in one global table.
 //!
-//! Lock order (outermost first), as in the C module:
+//! Lock order (outermost first):
 //!
 //! 1. `Context::state` (M): serialises the commands on one context; held
 //!    around rdma_cm calls.
 //! 2. rdma_cm's per-id handler lock (H): held by rdma_cm around the event
 //!    handler, taken by [`CmId::lock_handler`]. The handler never takes M.
 //! 3. `UcmaFile::inner` (F): a file's event queue and context list.
-//! 4. `CONTEXTS` (T): the global id table, innermost.
+//! 4. The id tables, `CONTEXTS` and the multicast table (T): xarray
+//!    spinlocks, innermost but for 5; never both at once.
+//! 5. `Context::file`: a spinlock around the `Arc<UcmaFile>`, taken alone
+//!    or under T (MIGRATE_ID switches files under `CONTEXTS`' lock, as C
+//!    does under `xa_lock`).
 //!
-//! `Context::file` is a leaf lock: it is only held to read or swap the
-//! `Arc<UcmaFile>` it protects.
+//! `CLOSE_WQ`'s mutex is taken only by the handler (under H) and at module
+//! init and exit, and T may be taken under it.
 
 use zerocopy::FromZeros;
 
 use kernel::{
-    new_mutex,
+    list::{
+        AtomicTracker,
+        ListLinks,
+        TryNewListArc, //
+    },
+    new_mutex, new_spinlock,
     prelude::*,
     sync::{
         atomic::{
-            ordering::Relaxed,
+            ordering::{
+                Relaxed,
+                Release, //
+            },
             Atomic, //
         },
         Arc,
         ArcBorrow,
-        Mutex, //
+        Mutex,
+        SpinLock, //
     },
     workqueue::{
         Work,
@@ -36,11 +49,13 @@ use kernel::{
 
 use crate::{
     event::{
-        self,
         Event,
         EventList, //
     },
-    id_table::IdTable,
+    id_table::{
+        IdTable,
+        Reservation, //
+    },
     multicast::Multicast,
     owned_queue::OwnedQueue,
     rdma_cm::{
@@ -51,73 +66,48 @@ use crate::{
         EVENT_DEVICE_REMOVAL,
         EVENT_ROUTE_RESOLVED, //
     },
-    ucma_core::errno::Errno,
     ucma_core::uapi::EventResp,
-    ucma_file::{
-        errno_to_error,
-        move_events,
-        UcmaFile, //
-    },
+    ucma_file::UcmaFile,
 };
 
 /// The ids of all contexts of all files, as the C module's `ctx_table`:
 /// global, lowest free id first.
-pub(crate) struct ContextTable {
-    ids: IdTable<Context>,
-    /// Runs the teardown of contexts whose device went away.
-    close_wq: Option<OwnedQueue>,
-}
+static CONTEXTS: IdTable<Arc<Context>> = IdTable::uninit();
 
 kernel::sync::global_lock! {
     // SAFETY: `init_tables` initialises it in module init, before the
     // device (the only way to reach it) is registered.
-    unsafe(uninit) static CONTEXTS: Mutex<ContextTable> = ContextTable::new();
+    unsafe(uninit) static CLOSE_WQ: Mutex<Option<OwnedQueue>> = None;
 }
 
 /// Initialises the global tables. Called once, from module init.
 pub(crate) fn init_tables() -> Result {
-    // SAFETY: called once, before any other use of `CONTEXTS`.
+    // SAFETY: called once, before any other use of `CLOSE_WQ`.
+    unsafe { CLOSE_WQ.init() };
+    // SAFETY: called once, before the device that reaches the table exists.
     unsafe { CONTEXTS.init() };
-    let wq = OwnedQueue::new(c"ucma_rs_close")?;
-    CONTEXTS.lock().close_wq = Some(wq);
     crate::multicast::init_table();
+    *CLOSE_WQ.lock() = Some(OwnedQueue::new(c"ucma_rs_close")?);
     Ok(())
 }
 
 /// Tears down the global tables. Called once, from module exit, when no file
 /// is open any more: waits for queued context teardown to finish.
 pub(crate) fn exit_tables() {
-    let (wq, ids) = {
-        let mut table = CONTEXTS.lock();
-        (
-            table.close_wq.take(),
-            core::mem::replace(&mut table.ids, IdTable::new()),
-        )
-    };
+    let wq = CLOSE_WQ.lock().take();
     drop(wq);
-    // Statics are never dropped: free the tables' storage by hand.
-    drop(ids);
+    // SAFETY: every file is closed and the close workqueue drained: nothing
+    // uses the table any more.
+    unsafe { CONTEXTS.destroy() };
     crate::multicast::exit_table();
 }
 
-impl ContextTable {
-    const fn new() -> Self {
-        ContextTable {
-            ids: IdTable::new(),
-            close_wq: None,
-        }
-    }
-
-    /// The published context `id`, if it belongs to `file` (`ucma_get_ctx`):
-    /// `ENOENT` if there is none, `EINVAL` if it is another file's.
-    fn lookup(&self, file: &UcmaFile, id: u32) -> Result<Arc<Context>, Errno> {
-        let ctx = self.ids.get(id).ok_or(Errno::NoEnt)?;
-        if ctx.belongs_to(file) {
-            Ok(ctx.clone())
-        } else {
-            Err(Errno::Inval)
-        }
-    }
+/// Whether `ctx` is published (not being destroyed).
+fn is_live(ctx: &Context) -> bool {
+    CONTEXTS
+        .lock()
+        .get(ctx.id)
+        .is_some_and(|c| core::ptr::eq(&*c, ctx))
 }
 
 /// The command-side state of a context, under its command lock (M).
@@ -126,7 +116,8 @@ pub(crate) struct ContextState {
     /// that answers `ENXIO` until destroyed).
     cm_id: Option<CmId>,
     /// The context's multicast joins; each stays here (alive) until left.
-    mcs: KVec<Arc<Multicast>>,
+    /// Every join listed here is published in the multicast table.
+    pub(crate) mcs: KVec<Arc<Multicast>>,
 }
 
 impl ContextState {
@@ -147,33 +138,57 @@ impl ContextState {
 }
 
 /// One user-visible CM id.
+///
+/// # Invariants
+///
+/// The context is on no file's context list, or on the list of the file
+/// `file` names; the one exception is MIGRATE_ID, which moves it between
+/// lists while holding `state` with a live `cm_id` (so a destroyer, which
+/// closes the id under `state` first, never sees the exception).
 #[pin_data]
 pub(crate) struct Context {
     /// The id userspace names it by.
     pub(crate) id: u32,
+    /// The QP type of its rdma_cm id (`enum ib_qp_type`), fixed at creation.
+    qp_type: u32,
     /// The command lock (M) and what it protects.
     #[pin]
     pub(crate) state: Mutex<ContextState>,
     /// The file the context belongs to; changed by MIGRATE_ID.
     #[pin]
-    file: Mutex<Arc<UcmaFile>>,
+    file: SpinLock<Arc<UcmaFile>>,
     /// User cookie for events; 0 until ACCEPT for a connect request's child
     /// (events are not delivered while 0).
     uid: Atomic<u64>,
     /// Events of this context already delivered by GET_EVENT (changed under
     /// the file's lock).
     pub(crate) events_reported: Atomic<u32>,
+    /// Events of this context in its file's queue (changed under the file's
+    /// lock): a context with none is destroyed without scanning the queue.
+    pub(crate) queued: Atomic<u32>,
     /// Connect requests this listener may still queue.
     backlog: Atomic<i32>,
-    /// Set (to 1) once the rdma_cm id is closed: lookups answer `ENXIO`.
-    closed: Atomic<i32>,
+    /// Set once the rdma_cm id is closed: lookups answer `ENXIO`.
+    closed: Atomic<bool>,
     /// Teardown after a device removal, run on the close workqueue.
     #[pin]
     close_work: Work<Context>,
+    /// Links of the file's context list.
+    #[pin]
+    links: ListLinks<0>,
+    #[pin]
+    list_tracker: AtomicTracker,
 }
 
 kernel::impl_has_work! {
     impl HasWork<Self> for Context { self.close_work }
+}
+
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<0> for Context { tracked_by list_tracker: AtomicTracker; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<0> for Context { using ListLinks { self.links }; }
 }
 
 impl WorkItem for Context {
@@ -185,9 +200,16 @@ impl WorkItem for Context {
 }
 
 impl Context {
-    fn new(id: u32, file: Arc<UcmaFile>, uid: u64, cm_id: CmId) -> impl PinInit<Self, Error> {
+    fn new(
+        id: u32,
+        file: Arc<UcmaFile>,
+        uid: u64,
+        qp_type: u32,
+        cm_id: CmId,
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Context {
             id,
+            qp_type,
             state <- new_mutex!(
                 ContextState {
                     cm_id: Some(cm_id),
@@ -195,12 +217,15 @@ impl Context {
                 },
                 "Context::state"
             ),
-            file <- new_mutex!(file, "Context::file"),
+            file <- new_spinlock!(file, "Context::file"),
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
+            queued: Atomic::new(0),
             backlog: Atomic::new(0),
-            closed: Atomic::new(0),
+            closed: Atomic::new(false),
             close_work <- kernel::new_work!("Context::close_work"),
+            links <- ListLinks::new(),
+            list_tracker <- AtomicTracker::new(),
         })
     }
 
@@ -221,17 +246,16 @@ impl Context {
 
     /// Sets the user cookie; done under the handler lock (ACCEPT).
     pub(crate) fn set_uid(&self, uid: u64) {
-        self.uid.store(uid, kernel::sync::atomic::ordering::Release);
+        self.uid.store(uid, Release);
     }
 
     /// Sets the listen backlog.
     pub(crate) fn set_backlog(&self, backlog: i32) {
-        self.backlog
-            .store(backlog, kernel::sync::atomic::ordering::Release);
+        self.backlog.store(backlog, Release);
     }
 
     /// Gives back one backlog slot (a connect request was fetched or dropped).
-    pub(crate) fn backlog_inc(&self) {
+    pub(crate) fn backlog_put(&self) {
         self.backlog.add(1, Relaxed);
     }
 
@@ -249,51 +273,58 @@ impl Context {
         }
     }
 
-    /// CREATE_ID: a new context with a new rdma_cm id, reserved but not yet
-    /// visible. The caller publishes it with [`Context::publish`] once the
-    /// reply is out, or destroys it with [`Context::destroy`].
+    /// CREATE_ID: a new context with a new rdma_cm id, its id reserved but
+    /// not yet visible. The caller publishes it with [`Context::publish`]
+    /// once the reply is out, or destroys it with [`Context::destroy`].
     pub(crate) fn create(
         file: &Arc<UcmaFile>,
         uid: u64,
         ps: u32,
         qp_type: u32,
-    ) -> Result<Arc<Self>> {
-        let id = CONTEXTS.lock().ids.reserve()?;
+    ) -> Result<(Arc<Self>, Reservation)> {
+        let r = CONTEXTS.lock().reserve()?;
         let (cm_id, unattached) = match CmId::create(ps, qp_type) {
             Ok(created) => created,
             Err(e) => {
-                CONTEXTS.lock().ids.release(id);
+                CONTEXTS.lock().release(r);
                 return Err(e);
             }
         };
-        match Arc::pin_init(Context::new(id, file.clone(), uid, cm_id), GFP_KERNEL) {
+        let init = Context::new(r.id(), file.clone(), uid, qp_type, cm_id);
+        match Arc::pin_init(init, GFP_KERNEL) {
             Ok(ctx) => {
                 unattached.attach(ctx.clone());
-                Ok(ctx)
+                Ok((ctx, r))
             }
             Err(e) => {
                 // The `CmId` was dropped with the failed initializer.
                 unattached.destroy();
-                CONTEXTS.lock().ids.release(id);
+                CONTEXTS.lock().release(r);
                 Err(e)
             }
         }
     }
 
-    /// Makes a created context visible: adds it to its file and the table.
-    pub(crate) fn publish(self: &Arc<Self>) -> Result {
+    /// Makes a created context visible: lists it on its file and publishes
+    /// its id. Gives the reservation back if the file is being released.
+    pub(crate) fn publish(self: &Arc<Self>, r: Reservation) -> Result<(), Reservation> {
         let file = self.file();
         let mut inner = file.inner.lock();
-        inner.contexts.push(self.clone(), GFP_KERNEL)?;
-        CONTEXTS.lock().ids.publish(self.id, self.clone());
+        if !inner.list_context(self) {
+            return Err(r);
+        }
+        CONTEXTS.lock().publish(r, self.clone());
         Ok(())
     }
 
     /// Looks up `id` on `file` (`ucma_get_ctx`): `ENOENT`, `EINVAL` for
     /// another file's id, `ENXIO` for a zombie.
     pub(crate) fn lookup(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
-        let ctx = CONTEXTS.lock().lookup(file, id).map_err(errno_to_error)?;
-        if ctx.closed.load(Relaxed) != 0 {
+        let ctx: Arc<Context> = CONTEXTS.lock().get(id).ok_or(ENOENT)?.into();
+        if !ctx.belongs_to(file) {
+            return Err(EINVAL);
+        }
+        if ctx.closed.load(Relaxed) {
             return Err(ENXIO);
         }
         Ok(ctx)
@@ -301,18 +332,22 @@ impl Context {
 
     /// DESTROY_ID's first step: hides `id` of `file` from every lookup. Only
     /// one destroyer wins; the others get `ENOENT`.
-    pub(crate) fn unpublish_id(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
+    pub(crate) fn unpublish_id(file: &UcmaFile, id: u32) -> Result<(Arc<Self>, Reservation)> {
         let mut table = CONTEXTS.lock();
-        let ctx = table.lookup(file, id).map_err(errno_to_error)?;
-        if !table.ids.unpublish(ctx.id, &ctx) {
-            return Err(ENOENT);
+        let belongs = table.get(id).ok_or(ENOENT)?.belongs_to(file);
+        if !belongs {
+            return Err(EINVAL);
         }
-        Ok(ctx)
+        table.unpublish(id, |_| true).ok_or(ENOENT)
     }
 
-    /// Hides this context from lookups; false if someone else already did.
-    pub(crate) fn unpublish(&self) -> bool {
-        CONTEXTS.lock().ids.unpublish(self.id, self)
+    /// Hides this context from lookups; `None` if someone else already did.
+    pub(crate) fn unpublish(&self) -> Option<Reservation> {
+        let taken = CONTEXTS
+            .lock()
+            .unpublish(self.id, |c| core::ptr::eq(&*c, self));
+        // The table's reference is dropped outside its lock.
+        taken.map(|(_, r)| r)
     }
 
     /// Destroys the rdma_cm id, if still there; afterwards no handler runs
@@ -320,8 +355,7 @@ impl Context {
     fn close(&self) {
         let cm_id = {
             let mut st = self.state.lock();
-            self.closed
-                .store(1, kernel::sync::atomic::ordering::Release);
+            self.closed.store(true, Release);
             st.cm_id.take()
         };
         if let Some(cm_id) = cm_id {
@@ -330,68 +364,32 @@ impl Context {
         }
     }
 
-    /// Joins `mc` (JOIN_*MCAST); `reply` copies the multicast id out. On any
-    /// failure the group is left again.
-    pub(crate) fn join(&self, mc: &Arc<Multicast>, reply: impl FnOnce(u32) -> Result) -> Result {
-        let mut st = self.state.lock();
-        st.mcs.push(mc.clone(), GFP_KERNEL)?;
-        let ContextState { cm_id, mcs } = &mut *st;
-        let ret = cm_id.as_ref().ok_or(ENXIO).and_then(|cm| {
-            cm.join_multicast(mc)?;
-            reply(mc.id).inspect_err(|_| cm.leave_multicast(mc))
-        });
-        if ret.is_err() {
-            mcs.retain(|m| !Arc::ptr_eq(m, mc));
-            drop(st);
-            mc.purge_events();
-        }
-        ret
-    }
-
-    /// Leaves `mc` (LEAVE_MCAST), if `unpublish` wins the race for it.
-    pub(crate) fn leave(&self, mc: &Arc<Multicast>, unpublish: impl FnOnce() -> bool) -> Result {
-        let mut st = self.state.lock();
-        let ContextState { cm_id, mcs } = &mut *st;
-        let cm = cm_id.as_ref().ok_or(ENXIO)?;
-        if !unpublish() {
-            return Err(ENOENT);
-        }
-        mcs.retain(|m| !Arc::ptr_eq(m, mc));
-        cm.leave_multicast(mc);
-        {
-            // No event of the context is being queued while the join's are
-            // removed.
-            let _handler = cm.lock_handler();
-            mc.purge_events();
-        }
-        Ok(())
-    }
-
     /// Tears down an unpublished context: closes its id, drops its queued
-    /// events (destroying the children of unfetched connect requests) and
-    /// frees its id. Returns the number of its events already delivered.
-    pub(crate) fn destroy(self: &Arc<Self>) -> u32 {
+    /// events (destroying the children of unfetched connect requests),
+    /// takes it off its file's list and frees its id `r`. Returns the
+    /// number of its events already delivered. O(1) unless events of the
+    /// context are still queued.
+    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation) -> u32 {
+        // Waits for a command in progress on the context (MIGRATE_ID
+        // included: afterwards `file` is final).
         self.close();
 
         let mut dropped = EventList::new();
         let file = self.file();
-        let reported = {
+        let (listed, reported) = {
             let mut inner = file.inner.lock();
-            event::extract(&mut inner.events, &mut dropped, |ev| {
-                core::ptr::eq(&*ev.ctx, &**self)
-            });
-            inner.contexts.retain(|c| !Arc::ptr_eq(c, self));
-            self.events_reported.load(Relaxed)
+            inner.take_events_of(self, &mut dropped);
+            (inner.unlist_context(self), self.events_reported.load(Relaxed))
         };
+        drop(listed);
         // Children of connect requests not yet fetched die with the listener.
         // Their events are off the queue, so GET_EVENT cannot hand them out
         // any more; a DESTROY_ID of a guessed id or the file's release may
         // still race for them, and whoever unpublishes a child destroys it.
-        // (No allocation here: a child claimed but not destroyed would leak.)
         for ev in dropped.iter() {
             if let Some(child) = &ev.child {
-                if ev.is_connect_request() && child.unpublish() {
-                    child.destroy();
+                if let Some(cr) = child.unpublish() {
+                    child.destroy(cr);
                 }
             }
         }
@@ -399,7 +397,7 @@ impl Context {
         // rdma_destroy_id() left the groups; free the joins' ids.
         let mcs = core::mem::take(&mut self.state.lock().mcs);
         Multicast::forget_all(mcs);
-        CONTEXTS.lock().ids.release(self.id);
+        CONTEXTS.lock().release(r);
         reported
     }
 
@@ -412,9 +410,9 @@ impl Context {
         if uid != 0 {
             let mc = ev.multicast();
             let resp = match &mc {
-                Some(mc) => ev.to_resp(mc.uid, mc.id, id),
+                Some(mc) => ev.to_resp(mc.uid, mc.id, ctx.qp_type, id),
                 None if ev.is_multicast() => return,
-                None => ev.to_resp(uid, ctx.id, id),
+                None => ev.to_resp(uid, ctx.id, ctx.qp_type, id),
             };
             if let Ok(event) = Event::new(ctx.clone(), None, mc, resp) {
                 ctx.file().queue_event(event);
@@ -423,10 +421,11 @@ impl Context {
         if ev.kind() == EVENT_DEVICE_REMOVAL {
             // rdma_cm waits for the id to be destroyed, which the handler
             // cannot do itself: hand it to the close workqueue, unless
-            // userspace is destroying the context already.
-            let table = CONTEXTS.lock();
-            if table.ids.is_live(ctx.id, &ctx) {
-                if let Some(wq) = &table.close_wq {
+            // userspace is destroying the context already (closing twice
+            // is harmless; the check saves the work).
+            let wq = CLOSE_WQ.lock();
+            if let Some(wq) = &*wq {
+                if is_live(&ctx) {
                     let _ = wq.queue().enqueue(ctx.clone());
                 }
             }
@@ -446,7 +445,7 @@ impl Context {
         }
         let ret = Self::try_connect_request(&listener, req, ev);
         if ret.is_err() {
-            listener.backlog_inc();
+            listener.backlog_put();
         }
         ret
     }
@@ -457,46 +456,55 @@ impl Context {
         ev: &CmEvent<'_>,
     ) -> Result {
         let file = listener.file();
-        let id = CONTEXTS.lock().ids.reserve()?;
+        let r = CONTEXTS.lock().reserve()?;
         // The event carries the listener's uid and the child's id; its param
-        // branch follows the QP type of the ids (the child's is the listener's).
-        let resp = ev.to_resp(listener.uid(), id, req.as_ref());
+        // branch follows the listener's QP type, as in C (the child's may
+        // differ: a UD request on an RC listener of the IB port space).
+        let resp = ev.to_resp(listener.uid(), r.id(), listener.qp_type, req.as_ref());
+        let qp_type = req.as_ref().qp_type();
         let (cm_id, unattached) = req.into_cm_id();
-        let built =
-            Arc::pin_init(Context::new(id, file.clone(), 0, cm_id), GFP_KERNEL).and_then(|child| {
-                Ok((
-                    Event::new(listener.clone(), Some(child.clone()), None, resp)?,
-                    child,
-                ))
-            });
+        let built = Arc::pin_init(
+            Context::new(r.id(), file.clone(), 0, qp_type, cm_id),
+            GFP_KERNEL,
+        )
+        .and_then(|child| {
+            Ok((
+                Event::new(listener.clone(), Some(child.clone()), None, resp)?,
+                child,
+            ))
+        });
         let (ev, child) = match built {
             Ok(built) => built,
             Err(e) => {
                 // The id was never attached: rdma_cm destroys it on our error.
-                CONTEXTS.lock().ids.release(id);
+                CONTEXTS.lock().release(r);
                 return Err(e);
             }
         };
         {
             let mut inner = file.inner.lock();
-            // Listed in the same critical section as published: a child on
-            // no file's list would never be destroyed at close.
-            if let Err(e) = inner.contexts.push(child.clone(), GFP_KERNEL) {
+            // Listed and queued in the critical section that checks that the
+            // file is not released: MIGRATE_ID may have moved the listener
+            // and its old file may be gone since `file` was read (a wildcard
+            // listener's requests run under another id's handler lock).
+            if !inner.list_context(&child) {
                 drop(inner);
-                CONTEXTS.lock().ids.release(id);
-                return Err(e.into());
+                CONTEXTS.lock().release(r);
+                return Err(ENOMEM);
             }
             // From here on nothing fails: the child owns the id.
             unattached.attach(child.clone());
-            CONTEXTS.lock().ids.publish(id, child);
-            inner.events.push_back(ev);
+            CONTEXTS.lock().publish(r, child);
+            inner.push_event(ev);
         }
-        file.notify();
+        file.wake_readers();
         Ok(())
     }
 
     /// MIGRATE_ID: moves this context of `from` (with its queued events) to
-    /// `to`. Returns its delivered-event count.
+    /// the tail of `to`'s lists. Returns its delivered-event count. As in C,
+    /// migrating onto the context's own file moves its queued events to the
+    /// tail of the queue.
     pub(crate) fn migrate(
         self: &Arc<Self>,
         from: &Arc<UcmaFile>,
@@ -506,26 +514,36 @@ impl Context {
         let cm = st.cm_id()?;
         // No event of this context is queued while it moves.
         let _handler = cm.lock_handler();
-        if Arc::ptr_eq(from, to) {
-            // As in C: nothing moves, and the count is read under the file's lock.
-            let _inner = from.inner.lock();
-            return Ok(self.events_reported.load(Relaxed));
-        }
-        // Listed on `to` before anything changes: once the context has
-        // switched files nothing may fail, or it would be on no file's list
-        // and never be destroyed at close (found by the fail-nth sweep).
-        to.inner.lock().contexts.push(self.clone(), GFP_KERNEL)?;
-        {
+        let old = {
             let table = CONTEXTS.lock();
             // Destruction may have begun since the lookup.
-            if !table.ids.is_live(self.id, self) || !self.belongs_to(from) {
-                drop(table);
-                to.inner.lock().contexts.retain(|c| !Arc::ptr_eq(c, self));
+            let live = table.get(self.id).is_some_and(|c| core::ptr::eq(&*c, &**self));
+            if !live || !self.belongs_to(from) {
                 return Err(ENOENT);
             }
-            *self.file.lock() = to.clone();
+            core::mem::replace(&mut *self.file.lock(), to.clone())
+        };
+        drop(old);
+        let mut moved = EventList::new();
+        let (listed, reported) = {
+            let mut inner = from.inner.lock();
+            inner.take_events_of(self, &mut moved);
+            (inner.unlist_context(self), self.events_reported.load(Relaxed))
+        };
+        {
+            let mut inner = to.inner.lock();
+            match listed {
+                Some(listed) => inner.relist_context(listed),
+                // Not listed on `from`: `from` is held open by the caller, so
+                // its release cannot have taken it; list it anew.
+                None => {
+                    let _ = inner.list_context(self);
+                }
+            }
+            inner.put_events(&mut moved);
         }
-        Ok(move_events(self, from, to))
+        to.wake_readers();
+        Ok(reported)
     }
 
     /// WRITE_CM_EVENT: queues a user-made event; `EINVAL` while the context

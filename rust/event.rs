@@ -15,7 +15,6 @@ use kernel::{
 use crate::{
     context::Context,
     multicast::Multicast,
-    rdma_cm::EVENT_CONNECT_REQUEST,
     ucma_core::uapi::EventResp, //
 };
 
@@ -25,7 +24,8 @@ pub(crate) struct Event {
     /// The context the event is counted against (the listener, for a
     /// connect request).
     pub(crate) ctx: Arc<Context>,
-    /// For a connect request: the new context, unpublished until fetched.
+    /// For a connect request: the new context. It is published (its id
+    /// answers commands) as soon as the request is queued, as in C.
     pub(crate) child: Option<Arc<Context>>,
     /// The multicast join this event belongs to.
     pub(crate) mc: Option<Arc<Multicast>>,
@@ -65,20 +65,8 @@ impl Event {
         )
     }
 
-    /// Whether this is a connect request.
+    /// Whether this is a connect request (one with a child context).
     pub(crate) fn is_connect_request(&self) -> bool {
-        self.resp.event == EVENT_CONNECT_REQUEST
-    }
-}
-
-/// Moves every event of `list` matching `pred` to the end of `out`, in order.
-pub(crate) fn extract(list: &mut EventList, out: &mut EventList, pred: impl Fn(&Event) -> bool) {
-    let mut cursor = list.cursor_front();
-    while let Some(next) = cursor.peek_next() {
-        if pred(&next.arc()) {
-            out.push_back(next.remove());
-        } else {
-            cursor.move_next();
-        }
+        self.child.is_some()
     }
 }

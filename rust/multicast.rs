@@ -3,10 +3,17 @@
 //! Multicast joins: JOIN_IP_MCAST, JOIN_MCAST and LEAVE_MCAST.
 //!
 //! Each join gets an id from its own global table (the C module's
-//! `multicast_table`), reserved until the reply is out. The context keeps
-//! its joins in its command state; rdma_cm is given the join's address as
-//! the event context, kept alive by that list until `rdma_leave_multicast()`
-//! or `rdma_destroy_id()` has returned.
+//! `multicast_table`), reserved until the reply is out and published under
+//! the joining context's command lock, so a concurrent DESTROY_ID finds
+//! every join of the context published. The context keeps its joins in its
+//! command state; rdma_cm is given the join's address as the event context,
+//! kept alive by that list until `rdma_leave_multicast()` or
+//! `rdma_destroy_id()` has returned.
+//!
+//! Unlike C, a context cannot join one address twice (`EADDRINUSE`):
+//! `rdma_leave_multicast()` names a join by its address and tears down the
+//! first match, which for a repeated address may be another join than the
+//! one left, whose context C then frees while rdma_cm still holds it.
 
 use kernel::{
     prelude::*,
@@ -21,32 +28,26 @@ use kernel::{
 
 use crate::{
     context::Context,
-    event::{
-        self,
-        EventList, //
-    },
+    event::EventList,
     id_table::IdTable,
     rdma_cm::SockAddr,
     ucma_core::uapi::SOCKADDR_STORAGE_SIZE,
     ucma_file::UcmaFile,
 };
 
-kernel::sync::global_lock! {
-    // SAFETY: `init_table` initialises it in module init, before the device
-    // (the only way to reach it) is registered.
-    unsafe(uninit) static MULTICASTS: Mutex<IdTable<Multicast>> = IdTable::new();
-}
+/// The ids of all joins, lowest free id first.
+static MULTICASTS: IdTable<Arc<Multicast>> = IdTable::uninit();
 
 /// Initialises the global multicast table. Called once, from module init.
 pub(crate) fn init_table() {
-    // SAFETY: called once, before any other use of `MULTICASTS`.
+    // SAFETY: called once, before the device that reaches the table exists.
     unsafe { MULTICASTS.init() };
 }
 
 /// Frees the multicast table's storage. Called once, from module exit.
 pub(crate) fn exit_table() {
-    let ids = core::mem::replace(&mut *MULTICASTS.lock(), IdTable::new());
-    drop(ids);
+    // SAFETY: every file is closed: nothing uses the table any more.
+    unsafe { MULTICASTS.destroy() };
 }
 
 /// One multicast join of a context.
@@ -59,7 +60,7 @@ pub(crate) struct Multicast {
     pub(crate) uid: u64,
     /// `BIT(FULLMEMBER_JOIN)` or `BIT(SENDONLY_FULLMEMBER_JOIN)`.
     join_state: u8,
-    /// The group address.
+    /// The group address, zero-padded.
     addr: [u8; SOCKADDR_STORAGE_SIZE],
     /// Events of this join already delivered by GET_EVENT.
     pub(crate) events_reported: Atomic<u32>,
@@ -85,15 +86,17 @@ impl Multicast {
         join_state: u8,
         reply: impl FnOnce(u32) -> Result,
     ) -> Result {
-        // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
-        ctx.state.lock().cm_id_dev()?;
-        let id = MULTICASTS.lock().reserve()?;
         let mut stored = [0u8; SOCKADDR_STORAGE_SIZE];
         let n = addr.len().min(stored.len());
         stored[..n].copy_from_slice(&addr[..n]);
+
+        let mut st = ctx.state.lock();
+        // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
+        st.cm_id_dev()?;
+        let r = MULTICASTS.lock().reserve()?;
         let mc = Arc::new(
             Multicast {
-                id,
+                id: r.id(),
                 ctx: ctx.clone(),
                 uid,
                 join_state,
@@ -105,15 +108,31 @@ impl Multicast {
         let mc = match mc {
             Ok(mc) => mc,
             Err(e) => {
-                MULTICASTS.lock().release(id);
+                MULTICASTS.lock().release(r);
                 return Err(e.into());
             }
         };
-        let ret = ctx.join(&mc, reply);
-        let mut table = MULTICASTS.lock();
-        match ret {
-            Ok(()) => table.publish(id, mc),
-            Err(_) => table.release(id),
+        let listed = if st.mcs.iter().any(|m| m.addr == mc.addr) {
+            Err(EADDRINUSE)
+        } else {
+            st.mcs.push(mc.clone(), GFP_KERNEL).map_err(Error::from)
+        };
+        if let Err(e) = listed {
+            MULTICASTS.lock().release(r);
+            return Err(e);
+        }
+        let cm = st.cm_id()?;
+        let ret = cm.join_multicast(&mc).and_then(|()| {
+            reply(mc.id).inspect_err(|_| cm.leave_multicast(&mc))
+        });
+        match &ret {
+            Ok(()) => MULTICASTS.lock().publish(r, mc),
+            Err(_) => {
+                st.mcs.retain(|m| !Arc::ptr_eq(m, &mc));
+                drop(st);
+                MULTICASTS.lock().release(r);
+                mc.purge_events();
+            }
         }
         ret
     }
@@ -121,23 +140,43 @@ impl Multicast {
     /// LEAVE_MCAST: leaves multicast `id` of `file`. Returns the number of
     /// its events already delivered.
     pub(crate) fn leave(file: &UcmaFile, id: u32) -> Result<u32> {
-        let mc = MULTICASTS.lock().get(id).cloned().ok_or(ENOENT)?;
+        let mc: Arc<Multicast> = MULTICASTS.lock().get(id).ok_or(ENOENT)?.into();
         if !mc.ctx.belongs_to(file) {
             return Err(EINVAL);
         }
-        mc.ctx
-            .leave(&mc, || MULTICASTS.lock().unpublish(mc.id, &mc))?;
-        MULTICASTS.lock().release(mc.id);
+        let ctx = &mc.ctx;
+        let mut st = ctx.state.lock();
+        let cm = st.cm_id()?;
+        // Only one LEAVE (or the context's destruction) wins the join.
+        let (_, r) = MULTICASTS
+            .lock()
+            .unpublish(id, |m| core::ptr::eq(&*m, &*mc))
+            .ok_or(ENOENT)?;
+        cm.leave_multicast(&mc);
+        {
+            // No event of the context is being queued while the join's are
+            // removed.
+            let _handler = cm.lock_handler();
+            mc.purge_events();
+        }
+        st.mcs.retain(|m| !Arc::ptr_eq(m, &mc));
+        drop(st);
+        MULTICASTS.lock().release(r);
         Ok(mc.events_reported.load(Relaxed))
     }
 
     /// Frees the ids of joins whose context is being destroyed (rdma_cm left
-    /// the groups when the id was destroyed).
+    /// the groups when the id was destroyed). Every join listed on a
+    /// context is published, so each is unpublished here or by a LEAVE.
     pub(crate) fn forget_all(mcs: KVec<Arc<Multicast>>) {
-        let mut table = MULTICASTS.lock();
         for mc in mcs.iter() {
-            table.unpublish(mc.id, mc);
-            table.release(mc.id);
+            let taken = MULTICASTS
+                .lock()
+                .unpublish(mc.id, |m| core::ptr::eq(&*m, &**mc));
+            if let Some((table_ref, r)) = taken {
+                MULTICASTS.lock().release(r);
+                drop(table_ref);
+            }
         }
     }
 
@@ -147,7 +186,7 @@ impl Multicast {
         let file = self.ctx.file();
         {
             let mut inner = file.inner.lock();
-            event::extract(&mut inner.events, &mut dropped, |ev| {
+            inner.take_events(&mut dropped, |ev| {
                 ev.mc.as_ref().is_some_and(|m| Arc::ptr_eq(m, self))
             });
         }

@@ -59,6 +59,7 @@ use crate::{
             PATH_FLAGS_PRIMARY,
             PATH_REC_DATA_SIZE,
             QP_ATTR_SIZE,
+            QUERY_IB_SERVICE_RESP_SIZE,
             SOCKADDR_IN6_SIZE,
             USER_PATH_REC_SIZE, //
         },
@@ -103,13 +104,15 @@ impl SockAddr {
 }
 
 /// Copies a kernel socket address into `out` (at most `out.len()` bytes).
-fn sockaddr_bytes(ss: &bindings::__kernel_sockaddr_storage, out: &mut [u8]) {
+///
+/// # Safety
+///
+/// `ss` points to a live `struct __kernel_sockaddr_storage`.
+unsafe fn sockaddr_bytes(ss: *const bindings::__kernel_sockaddr_storage, out: &mut [u8]) {
     let n = out.len().min(SockAddr::SIZE);
-    // SAFETY: `ss` is a valid struct of `SIZE` bytes with no padding that
-    // matters (it is a byte array in C); `n` is within both buffers.
-    unsafe {
-        core::ptr::copy_nonoverlapping(core::ptr::from_ref(ss).cast::<u8>(), out.as_mut_ptr(), n)
-    };
+    // SAFETY: `ss` is valid for `SIZE` bytes, as guaranteed by the caller;
+    // `n` is within both buffers.
+    unsafe { core::ptr::copy_nonoverlapping(ss.cast::<u8>(), out.as_mut_ptr(), n) };
 }
 
 /// Views a plain C struct of the uAPI as bytes.
@@ -383,7 +386,7 @@ impl CmId {
         // SAFETY: `wire` holds the 64-byte packed record; `rec` is valid.
         unsafe { sys::ib_sa_unpack_path(wire.as_mut_ptr().cast(), &mut rec) };
         // SAFETY: the id is bound (checked by the caller), so its device is live.
-        if unsafe { sys::ucma_shim_cap_opa_ah(id.id().device, id.id().port_num) } {
+        if unsafe { sys::ucma_shim_cap_opa_ah(id.device(), id.port_num()) } {
             let mut opa: sys::sa_path_rec = Default::default();
             // SAFETY: both records are valid.
             unsafe { sys::ucma_shim_path_ib_to_opa(&mut opa, &mut rec) };
@@ -445,27 +448,39 @@ pub(crate) struct CmIdRef<'a> {
     _p: core::marker::PhantomData<&'a sys::rdma_cm_id>,
 }
 
+// The id is memory rdma_cm writes (its work items resolve addresses and
+// routes while a command holds the id), so no Rust reference to it is ever
+// made: each field is read, or copied, through the raw pointer.
 impl CmIdRef<'_> {
-    fn id(&self) -> &sys::rdma_cm_id {
-        // SAFETY: by the invariant `ptr` is live for the borrow.
-        unsafe { self.ptr.as_ref() }
+    /// The id's device; null while unbound.
+    fn device(&self) -> *mut sys::ib_device {
+        // SAFETY: by the invariant `ptr` is live; one field is read.
+        unsafe { (*self.raw()).device }
+    }
+
+    /// The id's port number.
+    fn port_num(&self) -> u32 {
+        // SAFETY: as in `device`.
+        unsafe { (*self.raw()).port_num }
     }
 
     /// Whether the id is bound to a device.
     pub(crate) fn has_device(&self) -> bool {
-        !self.id().device.is_null()
+        !self.device().is_null()
     }
 
     /// The id's QP type (`enum ib_qp_type`).
     pub(crate) fn qp_type(&self) -> u32 {
-        self.id().qp_type
+        // SAFETY: as in `device`.
+        unsafe { (*self.raw()).qp_type }
     }
 
     /// The family of the id's source address.
     pub(crate) fn src_family(&self) -> u16 {
-        // SAFETY: `ss_family` is the first field of every sockaddr layout.
+        // SAFETY: as in `device`; `ss_family` is the first field of every
+        // sockaddr layout, so this union view is always initialised.
         unsafe {
-            self.id()
+            (*self.raw())
                 .route
                 .addr
                 .src_addr
@@ -479,26 +494,56 @@ impl CmIdRef<'_> {
     fn addrs(&self) -> ([u8; SockAddr::SIZE], [u8; SockAddr::SIZE]) {
         let mut src = [0u8; SockAddr::SIZE];
         let mut dst = [0u8; SockAddr::SIZE];
-        sockaddr_bytes(&self.id().route.addr.src_addr, &mut src);
-        sockaddr_bytes(&self.id().route.addr.dst_addr, &mut dst);
+        let id = self.raw();
+        // SAFETY: `id` is live; the fields' addresses are taken without
+        // making references.
+        unsafe {
+            sockaddr_bytes(&raw const (*id).route.addr.src_addr, &mut src);
+            sockaddr_bytes(&raw const (*id).route.addr.dst_addr, &mut dst);
+        }
         (src, dst)
+    }
+
+    /// A copy of the id's device address.
+    fn dev_addr(&self) -> sys::rdma_dev_addr {
+        // SAFETY: `ptr` is live; the field is copied through a raw pointer.
+        unsafe { core::ptr::read(&raw const (*self.raw()).route.addr.dev_addr) }
+    }
+
+    /// `route.num_pri_alt_paths`, as stored.
+    fn num_pri_alt_paths(&self) -> i32 {
+        // SAFETY: as in `device`.
+        unsafe { (*self.raw()).route.num_pri_alt_paths }
+    }
+
+    /// The number of path records to copy, at most 2
+    /// (`RDMA_PRIMARY_PATH_MAX_REC_NUM`).
+    fn num_paths(&self) -> usize {
+        usize::try_from(self.num_pri_alt_paths()).unwrap_or(0).min(2)
+    }
+
+    /// A copy of path record `i`, which must be below [`Self::num_paths`].
+    fn path_rec(&self, i: usize) -> sys::sa_path_rec {
+        // SAFETY: `path_rec` holds `num_pri_alt_paths` records, and `i` is
+        // below it; the record is copied.
+        unsafe { core::ptr::read((*self.raw()).route.path_rec.add(i)) }
     }
 
     /// Device facts for QUERY replies: node GUID (raw, network order),
     /// device index, port and pkey (network order); `None` without a device.
     pub(crate) fn device_info(&self) -> Option<DeviceInfo> {
-        let id = self.id();
-        if id.device.is_null() {
+        let device = self.device();
+        if device.is_null() {
             return None;
         }
-        let mut dev_addr = id.route.addr.dev_addr;
+        let mut dev_addr = self.dev_addr();
         // SAFETY: `device` is a live ib_device while the id is bound to it;
         // `dev_addr` is a valid copy of the id's.
         unsafe {
             Some(DeviceInfo {
-                node_guid: sys::ucma_shim_node_guid(id.device),
-                index: sys::ucma_shim_dev_index(id.device),
-                port_num: id.port_num,
+                node_guid: sys::ucma_shim_node_guid(device),
+                index: sys::ucma_shim_dev_index(device),
+                port_num: self.port_num(),
                 pkey: sys::ucma_shim_addr_get_pkey(&mut dev_addr).to_be(),
             })
         }
@@ -544,20 +589,16 @@ impl CmIdRef<'_> {
         // SAFETY: the id is live; both GIDs are valid for writes.
         unsafe { sys::rdma_read_gids(self.raw(), &mut sgid, &mut dgid) };
         let (src, dst) = self.addrs();
-        // SAFETY: the id is live for the borrow.
-        let id = unsafe { &mut *self.raw() };
+        let id = self.raw();
         let src_sid = || {
-            // SAFETY: the id is live; the address is its own.
-            unsafe {
-                sys::rdma_get_service_id(self.raw(), (&raw mut id.route.addr.src_addr).cast())
-            }
+            // SAFETY: the id is live; the address is its own, passed as a raw
+            // pointer (rdma_get_service_id only reads it).
+            unsafe { sys::rdma_get_service_id(id, (&raw mut (*id).route.addr.src_addr).cast()) }
         };
         sockaddr_ib(&mut r.src_addr, &src, pkey, &sgid, src_sid);
         let dst_sid = || {
             // SAFETY: as above.
-            unsafe {
-                sys::rdma_get_service_id(self.raw(), (&raw mut id.route.addr.dst_addr).cast())
-            }
+            unsafe { sys::rdma_get_service_id(id, (&raw mut (*id).route.addr.dst_addr).cast()) }
         };
         sockaddr_ib(&mut r.dst_addr, &dst, pkey, &dgid, dst_sid);
         (r.src_size, r.dst_size) = (SOCKADDR_IB_SIZE as u16, SOCKADDR_IB_SIZE as u16);
@@ -567,10 +608,9 @@ impl CmIdRef<'_> {
     /// QUERY PATH: `num_paths` and as many `struct ib_path_rec_data` as fit
     /// in `out_len` bytes. Returns the reply and how many bytes of it to copy.
     pub(crate) fn query_path(&self, out_len: usize) -> Result<(KVec<u8>, usize)> {
-        let route = &self.id().route;
-        let total = usize::try_from(route.num_pri_alt_paths).unwrap_or(0);
+        let total = self.num_paths();
         let room = out_len.saturating_sub(8) / PATH_REC_DATA_SIZE;
-        let n = total.min(room).min(2);
+        let n = total.min(room);
         let len = 8 + n * PATH_REC_DATA_SIZE;
         let mut out = KVec::from_elem(0u8, len, GFP_KERNEL)?;
         // CAST: at most 2 (RDMA_PRIMARY_PATH_MAX_REC_NUM).
@@ -578,8 +618,7 @@ impl CmIdRef<'_> {
         for i in 0..n {
             let off = 8 + i * PATH_REC_DATA_SIZE;
             out[off..off + 4].copy_from_slice(&PATH_FLAGS_PRIMARY.to_ne_bytes());
-            // SAFETY: `path_rec` holds `num_pri_alt_paths` records and `i` is below it.
-            let mut rec = unsafe { core::ptr::read(route.path_rec.add(i)) };
+            let mut rec = self.path_rec(i);
             if rec.rec_type == sys::sa_path_rec_type_SA_PATH_REC_TYPE_OPA {
                 let mut ib: sys::sa_path_rec = Default::default();
                 // SAFETY: both records are valid.
@@ -592,6 +631,41 @@ impl CmIdRef<'_> {
             out[off + 8..off + 72].copy_from_slice(&wire);
         }
         Ok((out, len))
+    }
+
+    /// QUERY IB_SERVICE: `num_service_recs` and as many records as fit in
+    /// `out_len` bytes (`ENODATA` when no service was resolved). The reply
+    /// is empty, and nothing is copied, when not one record fits, as in C.
+    pub(crate) fn query_ib_service(&self, out_len: usize) -> Result<KVec<u8>> {
+        const REC: usize = core::mem::size_of::<sys::ib_user_service_rec>();
+        // C copies the kernel's records as the uAPI's, byte for byte.
+        const _: () = assert!(core::mem::size_of::<sys::sa_service_rec>() == REC);
+        // SAFETY: as in `device`.
+        let (recs, num) = unsafe {
+            let route = &raw const (*self.raw()).route;
+            ((*route).service_recs, (*route).num_service_recs)
+        };
+        if recs.is_null() {
+            return Err(ENODATA);
+        }
+        let total = usize::try_from(num).unwrap_or(0);
+        let n = (out_len.saturating_sub(QUERY_IB_SERVICE_RESP_SIZE) / REC).min(total);
+        if n == 0 {
+            return Ok(KVec::new());
+        }
+        let len = QUERY_IB_SERVICE_RESP_SIZE + n * REC;
+        let mut out = KVec::from_elem(0u8, len, GFP_KERNEL)?;
+        out[0..4].copy_from_slice(&num.to_ne_bytes());
+        // SAFETY: `service_recs` holds `num_service_recs` records and `n` is
+        // at most that; `out` has room for `n` of them after the header.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                recs.cast::<u8>(),
+                out[QUERY_IB_SERVICE_RESP_SIZE..].as_mut_ptr(),
+                n * REC,
+            )
+        };
+        Ok(out)
     }
 
     /// QUERY_ROUTE: addresses (as `sockaddr_in6`), device facts and paths.
@@ -615,8 +689,8 @@ impl CmIdRef<'_> {
         r.ibdev_index = d.index;
         // CAST: port numbers of rdma devices fit the u8 of the uAPI.
         r.port_num = d.port_num as u8;
-        let id = self.id();
-        let mut dev_addr = id.route.addr.dev_addr;
+        let (device, port) = (self.device(), self.port_num());
+        let mut dev_addr = self.dev_addr();
         let gid_bytes = |g: &sys::ib_gid, out: &mut [u8]| {
             // SAFETY: a GID is 16 plain bytes.
             out.copy_from_slice(unsafe { g.raw.as_ref() });
@@ -625,15 +699,14 @@ impl CmIdRef<'_> {
         let mut dgid: sys::ib_gid = Default::default();
         // ib_user_path_rec: dgid @0, sgid @16, ..., pkey (be16) @52.
         let copy_paths = |r: &mut QueryRouteResp| {
-            let n = usize::try_from(id.route.num_pri_alt_paths)
-                .unwrap_or(0)
-                .min(2);
-            // CAST: at most 2.
-            r.num_paths = id.route.num_pri_alt_paths as u32;
+            let n = self.num_paths();
+            // CAST: the stored count's bit image, as C copies it.
+            r.num_paths = self.num_pri_alt_paths() as u32;
             for i in 0..n {
                 let mut up: sys::ib_user_path_rec = Default::default();
-                // SAFETY: `path_rec` holds `num_pri_alt_paths` records.
-                unsafe { sys::ib_copy_path_rec_to_user(&mut up, id.route.path_rec.add(i)) };
+                let mut rec = self.path_rec(i);
+                // SAFETY: both records are valid locals.
+                unsafe { sys::ib_copy_path_rec_to_user(&mut up, &mut rec) };
                 // SAFETY: `ib_user_path_rec` is a uAPI struct without padding.
                 let b = unsafe { c_bytes(&up) };
                 r.ib_route[i][..b.len().min(USER_PATH_REC_SIZE)]
@@ -644,7 +717,7 @@ impl CmIdRef<'_> {
         // SAFETY: (all three branches) the device is live while the id is
         // bound to it; the GIDs and `dev_addr` are valid local copies.
         unsafe {
-            if sys::ucma_shim_cap_ib_sa(id.device, id.port_num) {
+            if sys::ucma_shim_cap_ib_sa(device, port) {
                 if copy_paths(&mut r) == 0 {
                     sys::ucma_shim_addr_get_dgid(&mut dev_addr, &mut dgid);
                     sys::ucma_shim_addr_get_sgid(&mut dev_addr, &mut sgid);
@@ -653,7 +726,7 @@ impl CmIdRef<'_> {
                     let pkey = sys::ucma_shim_addr_get_pkey(&mut dev_addr).to_be();
                     r.ib_route[0][52..54].copy_from_slice(&pkey.to_ne_bytes());
                 }
-            } else if sys::ucma_shim_protocol_roce(id.device, id.port_num) {
+            } else if sys::ucma_shim_protocol_roce(device, port) {
                 if copy_paths(&mut r) == 0 {
                     let mut s = SockAddr::from_bytes(&src);
                     let mut t = SockAddr::from_bytes(&dst);
@@ -663,7 +736,7 @@ impl CmIdRef<'_> {
                     gid_bytes(&sgid, &mut r.ib_route[0][16..32]);
                     r.ib_route[0][52..54].copy_from_slice(&0xffffu16.to_be().to_ne_bytes());
                 }
-            } else if sys::ucma_shim_protocol_iwarp(id.device, id.port_num) {
+            } else if sys::ucma_shim_protocol_iwarp(device, port) {
                 sys::ucma_shim_addr_get_dgid(&mut dev_addr, &mut dgid);
                 sys::ucma_shim_addr_get_sgid(&mut dev_addr, &mut sgid);
                 gid_bytes(&dgid, &mut r.ib_route[0][0..16]);
@@ -807,9 +880,11 @@ impl CmEvent<'_> {
         Some(mc.into())
     }
 
-    /// Builds the user's image of this event as delivered to `receiver`
-    /// (whose QP type selects the `conn` or `ud` branch of `param`).
-    pub(crate) fn to_resp(&self, uid: u64, id: u32, receiver: CmIdRef<'_>) -> EventResp {
+    /// Builds the user's image of this event for a context whose id has QP
+    /// type `qp_type` (which selects the `conn` or `ud` branch of `param`,
+    /// as in C: for a connect request, the listener's). `id_dev` is the id
+    /// the event came with, whose device converts a UD address handle.
+    pub(crate) fn to_resp(&self, uid: u64, id: u32, qp_type: u32, id_dev: CmIdRef<'_>) -> EventResp {
         let mut r = EventResp {
             uid,
             id,
@@ -826,8 +901,8 @@ impl CmEvent<'_> {
         if self.ev.event == EVENT_ADDRINFO_RESOLVED {
             return r;
         }
-        if receiver.qp_type() == QPT_UD {
-            self.fill_ud(&mut r.param, receiver);
+        if qp_type == QPT_UD {
+            self.fill_ud(&mut r.param, id_dev);
         } else {
             self.fill_conn(&mut r.param);
         }
@@ -858,7 +933,7 @@ impl CmEvent<'_> {
         out[270] = c.rnr_retry_count;
     }
 
-    fn fill_ud(&self, out: &mut [u8; 304], receiver: CmIdRef<'_>) {
+    fn fill_ud(&self, out: &mut [u8; 304], id_dev: CmIdRef<'_>) {
         // SAFETY: the `ud` branch is the one filled for UD ids.
         let u = unsafe { self.ev.param.ud.as_ref() };
         let pd = self.private_data(u.private_data, u.private_data_len);
@@ -867,9 +942,14 @@ impl CmEvent<'_> {
         out[4..8].copy_from_slice(&u.qkey.to_ne_bytes());
         let mut ah: sys::ib_uverbs_ah_attr = Default::default();
         let src = core::ptr::from_ref(&u.ah_attr).cast_mut();
-        // SAFETY: the device is the one the event came from (live during the
-        // handler); `ah` is a valid local and `src` is only read.
-        unsafe { sys::ib_copy_ah_attr_to_user(receiver.id().device, &mut ah, src) };
+        // SAFETY: the device is that of the id the event came with: live
+        // during the handler, or null for an unbound id, which
+        // `ib_copy_ah_attr_to_user` accepts (it uses the device only to
+        // convert an OPA address handle, which only a bound id on an OPA
+        // port receives). C passes the listener's device for a connect
+        // request, null for a wildcard listener; this passes the new id's.
+        // `ah` is a valid local and `src` is only read.
+        unsafe { sys::ib_copy_ah_attr_to_user(id_dev.device(), &mut ah, src) };
         // SAFETY: `ib_uverbs_ah_attr` is a uAPI struct without padding.
         let ah = unsafe { c_bytes(&ah) };
         out[8..8 + ah.len()].copy_from_slice(ah);
@@ -891,7 +971,7 @@ unsafe extern "C" fn cm_event_handler(
     // SAFETY: `id` is live for the duration of the handler.
     let context = unsafe { (*id).context };
     if context.is_null() {
-        // Not attached yet (see `CmId::attach`): nothing can be delivered.
+        // Not attached yet (see `Unattached::attach`): nothing can be delivered.
         return 0;
     }
     // SAFETY: a non-null context is an `Arc<Context>` owned by the id (the

@@ -9,6 +9,10 @@
 
 use kernel::{
     fs::File,
+    list::{
+        List,
+        ListArc, //
+    },
     new_mutex, new_poll_condvar,
     prelude::*,
     sync::{
@@ -35,7 +39,6 @@ use zerocopy::{
 use crate::{
     context::Context,
     event::{
-        self,
         Event,
         EventList, //
     },
@@ -61,6 +64,11 @@ use crate::{
         errno::Errno,
         uapi::*,
     },
+    user_input::{
+        index_nospec,
+        kmalloc_max_size,
+        UserBuffer, //
+    },
 };
 
 /// Converts a core error into the kernel error returned to userspace.
@@ -72,10 +80,95 @@ pub(crate) fn errno_to_error(e: Errno) -> Error {
 /// The fields of a [`UcmaFile`] protected by its lock (F).
 pub(crate) struct FileInner {
     /// Events waiting for GET_EVENT, oldest first.
-    pub(crate) events: EventList,
-    /// The file's published contexts, in creation order (children of a
+    events: EventList,
+    /// The file's contexts, in the order they were listed (children of a
     /// listener always after it).
-    pub(crate) contexts: KVec<Arc<Context>>,
+    contexts: List<Context>,
+    /// Set when `release()` begins: nothing is listed or queued any more.
+    closed: bool,
+}
+
+impl FileInner {
+    /// Lists `ctx` at the tail of the file's contexts; false if the file is
+    /// being released (or, which cannot happen, `ctx` is listed already).
+    pub(crate) fn list_context(&mut self, ctx: &Arc<Context>) -> bool {
+        if self.closed {
+            return false;
+        }
+        match ListArc::try_from_arc(ctx.clone()) {
+            Ok(listed) => {
+                self.contexts.push_back(listed);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Lists again, at the tail, a context taken off a list.
+    pub(crate) fn relist_context(&mut self, listed: ListArc<Context>) {
+        self.contexts.push_back(listed);
+    }
+
+    /// Takes `ctx` off the file's contexts, if it is listed here.
+    pub(crate) fn unlist_context(&mut self, ctx: &Context) -> Option<ListArc<Context>> {
+        // SAFETY: by `Context`'s invariant the context is on this file's list
+        // or on none: the callers hold the lock of the file it belongs to
+        // (`destroy` after closing the id, `migrate` as the exception's
+        // owner), so it is on no other file's list.
+        unsafe { self.contexts.remove(ctx) }
+    }
+
+    /// Queues `ev`; gives it back if the file is being released (the caller
+    /// drops it outside the lock).
+    pub(crate) fn push_event(&mut self, ev: ListArc<Event>) -> Option<ListArc<Event>> {
+        if self.closed {
+            return Some(ev);
+        }
+        ev.ctx.queued.add(1, Relaxed);
+        self.events.push_back(ev);
+        None
+    }
+
+    /// Appends the events of `list` (taken with [`Self::take_events`]).
+    pub(crate) fn put_events(&mut self, list: &mut EventList) {
+        for ev in list.iter() {
+            ev.ctx.queued.add(1, Relaxed);
+        }
+        self.events.push_all_back(list);
+    }
+
+    /// Moves every queued event matching `pred` to the end of `out`, in order.
+    pub(crate) fn take_events(&mut self, out: &mut EventList, pred: impl Fn(&Event) -> bool) {
+        let mut cursor = self.events.cursor_front();
+        while let Some(next) = cursor.peek_next() {
+            if pred(&next.arc()) {
+                let ev = next.remove();
+                ev.ctx.queued.fetch_sub(1, Relaxed);
+                out.push_back(ev);
+            } else {
+                cursor.move_next();
+            }
+        }
+    }
+
+    /// Moves the queued events of `ctx` to the end of `out`; O(1) when it
+    /// has none.
+    pub(crate) fn take_events_of(&mut self, ctx: &Context, out: &mut EventList) {
+        if ctx.queued.load(Relaxed) != 0 {
+            self.take_events(out, |ev| core::ptr::eq(&*ev.ctx, ctx));
+        }
+    }
+
+    fn pop_event(&mut self) -> Option<ListArc<Event>> {
+        let ev = self.events.pop_front()?;
+        ev.ctx.queued.fetch_sub(1, Relaxed);
+        Some(ev)
+    }
+
+    fn unpop_event(&mut self, ev: ListArc<Event>) {
+        ev.ctx.queued.add(1, Relaxed);
+        self.events.push_front(ev);
+    }
 }
 
 /// State of one open file of the uCMA device.
@@ -115,8 +208,6 @@ const OPTION_ID_REUSEADDR: u32 = 1;
 const OPTION_ID_AFONLY: u32 = 2;
 const OPTION_ID_ACK_TIMEOUT: u32 = 3;
 const OPTION_IB_PATH: u32 = 1;
-/// `KMALLOC_MAX_SIZE` on x86_64 (`PAGE_SIZE << MAX_PAGE_ORDER`, 4 MiB).
-const KMALLOC_MAX_SIZE: u32 = 4 << 20;
 /// `RDMA_MC_JOIN_FLAG_*` and the `ib_sa` join states they map to.
 const JOIN_FLAG_FULLMEMBER: u16 = 0;
 const JOIN_FLAG_SENDONLY_FULLMEMBER: u16 = 1;
@@ -176,7 +267,8 @@ impl UcmaFile {
                 inner <- new_mutex!(
                     FileInner {
                         events: EventList::new(),
-                        contexts: KVec::new(),
+                        contexts: List::new(),
+                        closed: false,
                     },
                     "UcmaFile::inner"
                 ),
@@ -186,31 +278,41 @@ impl UcmaFile {
         )
     }
 
-    /// Appends an event to the queue and wakes readers.
-    pub(crate) fn queue_event(&self, ev: kernel::list::ListArc<Event>) {
-        self.inner.lock().events.push_back(ev);
-        self.notify();
+    /// Appends an event to the queue and wakes readers; the event is
+    /// dropped if the file is being released.
+    pub(crate) fn queue_event(&self, ev: ListArc<Event>) {
+        let rejected = self.inner.lock().push_event(ev);
+        if rejected.is_none() {
+            self.wake_readers();
+        }
+        drop(rejected);
     }
 
     /// Wakes GET_EVENT sleepers and pollers.
-    pub(crate) fn notify(&self) {
+    pub(crate) fn wake_readers(&self) {
         self.poll_wait.notify_all();
     }
 
-    /// `release()`: destroys every context of the file, listeners before the
-    /// children they spawned.
+    /// `release()`: closes the file to new contexts and events, drops the
+    /// queued events, then destroys every context, listeners before the
+    /// children they spawned. O(contexts + events).
     pub(crate) fn release(&self) {
+        let mut events = EventList::new();
+        {
+            let mut inner = self.inner.lock();
+            inner.closed = true;
+            inner.take_events(&mut events, |_| true);
+        }
+        // The children of unfetched connect requests stay listed, and are
+        // destroyed below.
+        drop(events);
         loop {
-            let ctx = {
-                let mut inner = self.inner.lock();
-                if inner.contexts.is_empty() {
-                    break;
-                }
-                inner.contexts.remove(0)
+            let Some(listed) = self.inner.lock().contexts.pop_front() else {
+                break;
             };
-            let Ok(ctx) = ctx else { break };
-            if ctx.unpublish() {
-                ctx.destroy();
+            let ctx = listed.into_arc();
+            if let Some(r) = ctx.unpublish() {
+                ctx.destroy(r);
             }
         }
     }
@@ -233,7 +335,12 @@ impl UcmaFile {
         UserSlice::new(buf, CMD_HDR_SIZE)
             .reader()
             .read_slice(&mut hdr)?;
-        let req = Request::parse(len, CmdHeader::from_bytes(hdr)).map_err(errno_to_error)?;
+        let mut hdr = CmdHeader::from_bytes(hdr);
+        if hdr.cmd < Command::COUNT {
+            // The table index stays in bounds under speculation too.
+            hdr.cmd = index_nospec(hdr.cmd, Command::COUNT);
+        }
+        let req = Request::parse(len, hdr).map_err(errno_to_error)?;
         let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
         self.execute(file, req, payload)?;
         Ok(len)
@@ -309,15 +416,17 @@ impl UcmaFile {
             PS_IB => u32::from(cmd.qp_type),
             _ => return Err(EINVAL),
         };
-        let ctx = Context::create(self, cmd.uid, cmd.ps.into(), qp_type)?;
+        let (ctx, r) = Context::create(self, cmd.uid, cmd.ps.into(), qp_type)?;
         // The id stays invisible until the reply is out.
-        let published =
-            write_struct(cmd.response, &CreateIdResp { id: ctx.id }).and_then(|()| ctx.publish());
-        if let Err(e) = published {
-            ctx.destroy();
+        if let Err(e) = write_struct(cmd.response, &CreateIdResp { id: ctx.id }) {
+            ctx.destroy(r);
             return Err(e);
         }
-        Ok(())
+        // The file being written is not released, so this lists it.
+        ctx.publish(r).map_err(|r| {
+            ctx.destroy(r);
+            EBADF
+        })
     }
 
     fn destroy_id(self: &Arc<Self>, p: UserPtr, out: usize) -> Result {
@@ -325,8 +434,8 @@ impl UcmaFile {
             return Err(ENOSPC);
         }
         let cmd: DestroyId = read_cmd(p)?;
-        let ctx = Context::unpublish_id(self, cmd.id)?;
-        let events_reported = ctx.destroy();
+        let (ctx, r) = Context::unpublish_id(self, cmd.id)?;
+        let events_reported = ctx.destroy(r);
         write_struct(cmd.response, &DestroyIdResp { events_reported })
     }
 
@@ -419,11 +528,11 @@ impl UcmaFile {
                 write_resp(cmd.response, &resp[..len])
             }
             QUERY_IB_SERVICE => {
-                if out < 8 {
+                if out < QUERY_IB_SERVICE_RESP_SIZE {
                     return Err(ENOSPC);
                 }
-                // No IB SA service resolution has been done through this module.
-                Err(ENODATA)
+                let resp = cm.query_ib_service(out)?;
+                write_resp(cmd.response, &resp)
             }
             _ => Err(ENOSYS),
         }
@@ -434,7 +543,11 @@ impl UcmaFile {
         if in_len < core::mem::offset_of!(Connect, ece) {
             return Err(EINVAL);
         }
-        let cmd: Connect = read_cmd_partial(p, in_len)?;
+        let mut cmd: Connect = read_cmd_partial(p, in_len)?;
+        // As in C, the ECE counts only when `in` covers all of it.
+        if in_len < core::mem::offset_of!(Connect, ece) + core::mem::size_of::<Ece>() {
+            cmd.ece = Ece::new_zeroed();
+        }
         if cmd.conn_param.valid == 0 {
             return Err(EINVAL);
         }
@@ -459,7 +572,10 @@ impl UcmaFile {
         if in_len < core::mem::offset_of!(Accept, ece) {
             return Err(EINVAL);
         }
-        let cmd: Accept = read_cmd_partial(p, in_len)?;
+        let mut cmd: Accept = read_cmd_partial(p, in_len)?;
+        if in_len < core::mem::offset_of!(Accept, ece) + core::mem::size_of::<Ece>() {
+            cmd.ece = Ece::new_zeroed();
+        }
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
         let cm = st.cm_id_dev()?;
@@ -513,12 +629,12 @@ impl UcmaFile {
                 return Err(ERESTARTSYS);
             }
         }
-        let Some(ev) = inner.events.pop_front() else {
+        let Some(ev) = inner.pop_event() else {
             return Err(EAGAIN);
         };
         // A faulting reply buffer leaves the event queued.
         if let Err(e) = write_struct_min(cmd.response, &ev.resp, out) {
-            inner.events.push_front(ev);
+            inner.unpop_event(ev);
             return Err(e);
         }
         ev.ctx.events_reported.add(1, Relaxed);
@@ -526,7 +642,7 @@ impl UcmaFile {
             mc.events_reported.add(1, Relaxed);
         }
         if ev.is_connect_request() {
-            ev.ctx.backlog_inc();
+            ev.ctx.backlog_put();
         }
         drop(inner);
         drop(ev);
@@ -535,26 +651,24 @@ impl UcmaFile {
 
     fn set_option(&self, p: UserPtr) -> Result {
         let cmd: SetOption = read_cmd(p)?;
-        if cmd.optlen > KMALLOC_MAX_SIZE {
+        let optlen = usize::try_from(cmd.optlen).map_err(|_| EINVAL)?;
+        if optlen > kmalloc_max_size() {
             return Err(EINVAL);
         }
         let ctx = Context::lookup(self, cmd.id)?;
-        let optlen = usize::try_from(cmd.optlen).map_err(|_| EINVAL)?;
-        let mut optval = KVec::from_elem(0u8, optlen, GFP_KERNEL)?;
         let addr = usize::try_from(cmd.optval).map_err(|_| EFAULT)?;
-        UserSlice::new(UserPtr::from_addr(addr), optlen)
-            .reader()
-            .read_slice(&mut optval)?;
+        let optval = UserBuffer::memdup(UserPtr::from_addr(addr), optlen)?;
+        let optval = optval.as_slice();
         match cmd.level {
             OPTION_ID => {
                 let st = ctx.state.lock();
                 let cm = st.cm_id()?;
                 let int_opt = || -> Result<bool> {
-                    let b: [u8; 4] = optval.as_slice().try_into().map_err(|_| EINVAL)?;
+                    let b: [u8; 4] = optval.try_into().map_err(|_| EINVAL)?;
                     Ok(i32::from_ne_bytes(b) != 0)
                 };
                 match cmd.optname {
-                    OPTION_ID_TOS => match optval.as_slice() {
+                    OPTION_ID_TOS => match optval {
                         [tos] => {
                             cm.set_service_type(*tos);
                             Ok(())
@@ -563,7 +677,7 @@ impl UcmaFile {
                     },
                     OPTION_ID_REUSEADDR => cm.set_reuseaddr(int_opt()?),
                     OPTION_ID_AFONLY => cm.set_afonly(int_opt()?),
-                    OPTION_ID_ACK_TIMEOUT => match optval.as_slice() {
+                    OPTION_ID_ACK_TIMEOUT => match optval {
                         [t] => cm.set_ack_timeout(*t),
                         _ => Err(EINVAL),
                     },
@@ -683,9 +797,11 @@ impl UcmaFile {
 
     fn migrate_id(self: &Arc<Self>, p: UserPtr) -> Result {
         let cmd: MigrateId = read_cmd(p)?;
-        let src = crate::chardev::ucma_file_of_fd(cmd.fd)?;
-        let ctx = Context::lookup(&src, cmd.id)?;
-        let events_reported = ctx.migrate(&src, self)?;
+        // The source file stays open (its release() cannot run) until the
+        // command ends, as C's fdget() guarantees.
+        let src = crate::chardev::UcmaFileRef::get(cmd.fd)?;
+        let ctx = Context::lookup(src.state(), cmd.id)?;
+        let events_reported = ctx.migrate(src.state(), self)?;
         write_struct(cmd.response, &DestroyIdResp { events_reported })
     }
 
@@ -713,25 +829,4 @@ impl UcmaFile {
             kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
         }
     }
-}
-
-/// Moves the queued events of `ctx` from `from` to the end of `to`'s queue,
-/// and takes `ctx` off `from`'s list (the caller has put it on `to`'s).
-/// Returns `ctx`'s delivered-event count, read under `from`'s lock.
-pub(crate) fn move_events(ctx: &Arc<Context>, from: &UcmaFile, to: &UcmaFile) -> u32 {
-    let mut moved = EventList::new();
-    let reported = {
-        let mut inner = from.inner.lock();
-        inner.contexts.retain(|c| !Arc::ptr_eq(c, ctx));
-        event::extract(&mut inner.events, &mut moved, |ev| {
-            core::ptr::eq(&*ev.ctx, &**ctx)
-        });
-        ctx.events_reported.load(Relaxed)
-    };
-    {
-        let mut inner = to.inner.lock();
-        inner.events.push_all_back(&mut moved);
-    }
-    to.notify();
-    reported
 }

@@ -14,6 +14,7 @@
 
 use kernel::prelude::*;
 
+mod abi_check;
 mod chardev;
 mod context;
 mod event;
@@ -23,6 +24,7 @@ mod owned_queue;
 mod rdma_cm;
 mod rdma_sys;
 mod ucma_file;
+mod user_input;
 
 /// The pure core, shared with the host `cargo test` build of `ucma_core/`.
 // Its `pub` items exist for the host tests; not all are used by the module.

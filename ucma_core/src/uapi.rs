@@ -21,6 +21,9 @@ pub const MAX_PRIVATE_DATA: usize = 256;
 pub const SOCKADDR_IN6_SIZE: usize = 28;
 /// `sizeof(struct __kernel_sockaddr_storage)`.
 pub const SOCKADDR_STORAGE_SIZE: usize = 128;
+/// `sizeof(struct rdma_ucm_query_ib_service_resp)`: the header before the
+/// records (`struct ib_user_service_rec`).
+pub const QUERY_IB_SERVICE_RESP_SIZE: usize = 8;
 
 /// `struct rdma_ucm_create_id`.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
