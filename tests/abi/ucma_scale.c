@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Scale test of the global id table: hundreds of thousands of live ids,
+ * through one file and through four files at once, then closed, and every
+ * id must be gone (the next id is 0 again: ids are lowest-free-first in both
+ * modules). Also bound ids as rdma_cm sees them (the restrack cm_id count of
+ * the rxe device) and DESTROY_ID of many ids in both orders. Prints the cost
+ * per id (ns per create, close and destroy, kB of MemAvailable) as KTAP
+ * diagnostics and one "# scale: ..." summary line.
+ *
+ * SCALE_IDS (default 300000) sets the scale: case 1 creates SCALE_IDS ids on
+ * one file, case 3 SCALE_IDS / 3 on each of four files, case 4 binds
+ * SCALE_IDS / 15 ids, case 5 destroys SCALE_IDS / 3. The default is the real
+ * scale (above 262144 live ids); smaller values are for quick iteration.
+ * Needs RXE_IP for case 4 (scripts/vm-run). Prints KTAP.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ktap.h"
+#include "ucma_cmd.h"
+
+static long n_ids = 300000;
+static const char *rxe_ip, *rxe_dev;
+static uint32_t *ids;
+static double create_ns, close_ns, destroy_ns;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static double per_id(uint64_t ns, long n)
+{
+	return n > 0 ? (double)ns / n : 0;
+}
+
+static int open_dev(void)
+{
+	return open(DEV, O_RDWR | O_CLOEXEC);
+}
+
+/* MemAvailable in kB, or -1. */
+static long mem_available_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * The id a new file's first CREATE_ID gets; that id is destroyed again.
+ * -1 when open or create failed (errno set).
+ */
+static long next_id(void)
+{
+	int fd = open_dev(), e;
+	uint32_t id;
+
+	if (fd < 0)
+		return -1;
+	if (create_id(fd, 1, RDMA_PS_UDP, &id)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (destroy_id(fd, id, NULL)) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return id;
+}
+
+/*
+ * Creates @n UDP ids on @fd into @out; returns how many were created, and
+ * the errno of the first failure in @err (0 if none).
+ */
+static long create_many(int fd, uint32_t *out, long n, int *err)
+{
+	long i;
+
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		if (create_id(fd, i, RDMA_PS_UDP, &out[i])) {
+			*err = errno;
+			break;
+		}
+	}
+	return i;
+}
+
+/* Closes @fd; returns the time the close took, in ns. */
+static uint64_t timed_close(int fd)
+{
+	uint64_t t = now_ns();
+
+	close(fd);
+	return now_ns() - t;
+}
+
+static void scale_one_file_300k(void)
+{
+	long before, after, made;
+	uint64_t t, dt;
+	int fd, err;
+
+	fd = open_dev();
+	if (fd < 0) {
+		ktap_result(0, __func__, "open: %s", strerror(errno));
+		return;
+	}
+	before = mem_available_kb();
+	t = now_ns();
+	made = create_many(fd, ids, n_ids, &err);
+	dt = now_ns() - t;
+	after = mem_available_kb();
+	create_ns = per_id(dt, made);
+	printf("# %s: %ld ids created, %.0f ns per create\n", __func__, made, create_ns);
+	if (made > 0 && before > 0 && after > 0)
+		printf("# %s: MemAvailable %ld -> %ld kB, %.2f kB per id\n", __func__,
+		       before, after, (double)(before - after) / made);
+	dt = timed_close(fd);
+	close_ns = per_id(dt, made);
+	printf("# %s: close of %ld ids took %.3f s, %.0f ns per id\n", __func__,
+	       made, dt / 1e9, close_ns);
+	ktap_result(made == n_ids, __func__,
+		    "CREATE_ID %ld of %ld failed: errno %d (%s)", made, n_ids, err, strerror(err));
+}
+
+static void scale_ids_freed_after_close(void)
+{
+	long id = next_id();
+	int e = errno;
+
+	if (id < 0)
+		ktap_result(0, __func__,
+			    "create/destroy on a new file failed: errno %d (%s)", e, strerror(e));
+	else
+		ktap_result(id == 0, __func__,
+			    "a new file's first id is %ld, want 0 (ids left in the table)", id);
+}
+
+struct creator {
+	pthread_barrier_t *go;
+	int fd;
+	uint32_t *ids;
+	long n, made;
+	int err;
+};
+
+static void *creator_main(void *p)
+{
+	struct creator *c = p;
+
+	pthread_barrier_wait(c->go);
+	c->made = create_many(c->fd, c->ids, c->n, &c->err);
+	return NULL;
+}
+
+static void scale_four_files_100k(void)
+{
+	struct creator c[4];
+	pthread_barrier_t go;
+	pthread_t th[4];
+	long per = n_ids / 3, total = 0, id;
+	int i, bad = -1;
+	uint64_t t, dt;
+
+	pthread_barrier_init(&go, NULL, ARRAY_SIZE(c) + 1);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		c[i] = (struct creator){ .go = &go, .ids = ids + i * per, .n = per };
+		c[i].fd = open_dev();
+		if (c[i].fd < 0) {
+			ktap_result(0, __func__, "open: %s", strerror(errno));
+			while (i--)
+				close(c[i].fd);
+			pthread_barrier_destroy(&go);
+			return;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		pthread_create(&th[i], NULL, creator_main, &c[i]);
+	pthread_barrier_wait(&go);
+	t = now_ns();
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		pthread_join(th[i], NULL);
+	dt = now_ns() - t;
+	pthread_barrier_destroy(&go);
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		total += c[i].made;
+		if (c[i].made != per && bad < 0)
+			bad = i;
+	}
+	printf("# %s: %ld ids created by 4 threads, %.0f ns per create\n", __func__,
+	       total, per_id(dt, total));
+	dt = 0;
+	for (i = 0; i < ARRAY_SIZE(c); i++)
+		dt += timed_close(c[i].fd);
+	printf("# %s: close of %ld ids took %.3f s, %.0f ns per id\n", __func__,
+	       total, dt / 1e9, per_id(dt, total));
+	id = next_id();
+	if (bad >= 0)
+		ktap_result(0, __func__,
+			    "file %d: CREATE_ID %ld of %ld failed: errno %d (%s); %ld of %ld created",
+			    bad, c[bad].made, per, c[bad].err, strerror(c[bad].err), total,
+			    4 * per);
+	else
+		ktap_result(id == 0, __func__,
+			    "after the close a new file's first id is %ld (errno %d), want 0", id,
+			    id < 0 ? errno : 0);
+}
+
+/* The restrack cm_id count of the rxe device (`rdma resource show`), or -1. */
+static long cm_id_count(void)
+{
+	char line[512], *p;
+	long n = -1;
+	FILE *f;
+
+	f = popen("rdma resource show 2>/dev/null", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* "0: rxe0: pd 1 cq 0 qp 1 cm_id 0 mr 0 ctx 0 srq 0" */
+		p = strchr(line, ':');
+		if (!p || strncmp(p + 2, rxe_dev, strlen(rxe_dev)) || p[2 + strlen(rxe_dev)] != ':')
+			continue;
+		p = strstr(line, " cm_id ");
+		if (p && sscanf(p, " cm_id %ld", &n) != 1)
+			n = -1;
+	}
+	pclose(f);
+	return n;
+}
+
+static void scale_bound_ids_visible_and_gone(void)
+{
+	long n = n_ids / 15, made, bound, before, during = -1, after = -1;
+	struct sockaddr_in addr;
+	int fd, err, berr = 0, tries;
+	uint64_t t, dt;
+
+	if (!rxe_ip) {
+		ktap_skipped(__func__, "RXE_IP not set");
+		return;
+	}
+	addr = ipv4(rxe_ip, 0);
+	before = cm_id_count();
+	fd = open_dev();
+	if (fd < 0 || before < 0) {
+		ktap_result(0, __func__, "open: %s, cm_id count %ld", strerror(errno), before);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	made = create_many(fd, ids, n, &err);
+	t = now_ns();
+	for (bound = 0; bound < made; bound++)
+		if (bind_ip(fd, ids[bound], &addr)) {
+			berr = errno;
+			break;
+		}
+	dt = now_ns() - t;
+	printf("# %s: %ld of %ld ids bound to %s port 0, %.0f ns per bind\n", __func__,
+	       bound, n, rxe_ip, per_id(dt, bound));
+	during = cm_id_count();
+	close(fd);
+	/* Destruction is synchronous in both modules; allow a moment anyway. */
+	for (tries = 0; tries < 50; tries++) {
+		after = cm_id_count();
+		if (after == before)
+			break;
+		usleep(100000);
+	}
+	printf("# %s: %s cm_id count %ld before, %ld bound, %ld after close\n", __func__,
+	       rxe_dev, before, during, after);
+	if (made != n)
+		ktap_result(0, __func__,
+			    "CREATE_ID %ld of %ld failed: errno %d (%s)", made, n, err, strerror(err));
+	else if (berr)
+		ktap_result(0, __func__,
+			    "BIND_IP %ld of %ld failed: errno %d (%s)", bound, n, berr, strerror(berr));
+	else
+		ktap_result(during >= before + n && after == before, __func__,
+			    "cm_id count %ld before, %ld with %ld bound (want >= %ld), %ld after close",
+			    before, during, n, before + n, after);
+}
+
+static void scale_destroy_each(void)
+{
+	long n = n_ids / 3, made, half = n / 2, i, done = 0, bad = -1, id;
+	int fd, err, derr = 0;
+	uint64_t t, dt;
+
+	fd = open_dev();
+	if (fd < 0) {
+		ktap_result(0, __func__, "open: %s", strerror(errno));
+		return;
+	}
+	made = create_many(fd, ids, n, &err);
+	if (made != n) {
+		close(fd);
+		ktap_result(0, __func__, "CREATE_ID %ld of %ld failed: errno %d (%s)",
+			    made, n, err, strerror(err));
+		return;
+	}
+	/* The upper half newest first, then the lower half oldest first. */
+	t = now_ns();
+	for (i = n - 1; i >= half; i--, done++)
+		if (destroy_id(fd, ids[i], NULL) && bad < 0) {
+			bad = i;
+			derr = errno;
+		}
+	for (i = 0; i < half; i++, done++)
+		if (destroy_id(fd, ids[i], NULL) && bad < 0) {
+			bad = i;
+			derr = errno;
+		}
+	dt = now_ns() - t;
+	destroy_ns = per_id(dt, done);
+	printf("# %s: %ld ids destroyed, %.0f ns per destroy\n", __func__, done, destroy_ns);
+	close(fd);
+	id = next_id();
+	if (bad >= 0)
+		ktap_result(0, __func__, "DESTROY_ID of id %u (index %ld) failed: errno %d (%s)",
+			    ids[bad], bad, derr, strerror(derr));
+	else
+		ktap_result(id == 0, __func__,
+			    "after the destroys a new file's first id is %ld (errno %d), want 0", id,
+			    id < 0 ? errno : 0);
+}
+
+int main(void)
+{
+	const char *s = getenv("SCALE_IDS");
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (s && atol(s) >= 15)
+		n_ids = atol(s);
+	rxe_ip = getenv("RXE_IP");
+	rxe_dev = getenv("RXE_DEV") ? getenv("RXE_DEV") : "rxe0";
+	/* Case 3 uses 4 * (n / 3) ids at most. */
+	ids = calloc(n_ids + n_ids / 3 + 1, sizeof(*ids));
+	if (!ids) {
+		printf("Bail out! out of memory\n");
+		return 1;
+	}
+	ktap_header(5);
+	printf("# %ld ids on one file, %ld on each of four, %ld bound, %ld destroyed\n",
+	       n_ids, n_ids / 3, n_ids / 15, n_ids / 3);
+	scale_one_file_300k();
+	scale_ids_freed_after_close();
+	scale_four_files_100k();
+	scale_bound_ids_visible_and_gone();
+	scale_destroy_each();
+	printf("# scale: create %.0f ns/id, close %.0f ns/id, destroy %.0f ns/id\n",
+	       create_ns, close_ns, destroy_ns);
+	free(ids);
+	return ktap_finish();
+}
