@@ -281,7 +281,7 @@ impl Context {
         uid: u64,
         ps: u32,
         qp_type: u32,
-    ) -> Result<(Arc<Self>, Reservation)> {
+    ) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
         let r = CONTEXTS.lock().reserve()?;
         let (cm_id, unattached) = match CmId::create(ps, qp_type) {
             Ok(created) => created,
@@ -307,7 +307,7 @@ impl Context {
 
     /// Makes a created context visible: lists it on its file and publishes
     /// its id. Gives the reservation back if the file is being released.
-    pub(crate) fn publish(self: &Arc<Self>, r: Reservation) -> Result<(), Reservation> {
+    pub(crate) fn publish(self: &Arc<Self>, r: Reservation<Arc<Context>>) -> Result<(), Reservation<Arc<Context>>> {
         let file = self.file();
         let mut inner = file.inner.lock();
         if !inner.list_context(self) {
@@ -332,7 +332,7 @@ impl Context {
 
     /// DESTROY_ID's first step: hides `id` of `file` from every lookup. Only
     /// one destroyer wins; the others get `ENOENT`.
-    pub(crate) fn unpublish_id(file: &UcmaFile, id: u32) -> Result<(Arc<Self>, Reservation)> {
+    pub(crate) fn unpublish_id(file: &UcmaFile, id: u32) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
         let mut table = CONTEXTS.lock();
         let belongs = table.get(id).ok_or(ENOENT)?.belongs_to(file);
         if !belongs {
@@ -342,7 +342,7 @@ impl Context {
     }
 
     /// Hides this context from lookups; `None` if someone else already did.
-    pub(crate) fn unpublish(&self) -> Option<Reservation> {
+    pub(crate) fn unpublish(&self) -> Option<Reservation<Arc<Context>>> {
         let taken = CONTEXTS
             .lock()
             .unpublish(self.id, |c| core::ptr::eq(&*c, self));
@@ -350,18 +350,20 @@ impl Context {
         taken.map(|(_, r)| r)
     }
 
-    /// Destroys the rdma_cm id, if still there; afterwards no handler runs
-    /// and its multicast groups are left.
+    /// Destroys the rdma_cm id, if still there; afterwards (whoever of
+    /// several callers destroyed it) no handler runs and its multicast
+    /// groups are left.
     fn close(&self) {
-        let cm_id = {
+        let held = {
             let mut st = self.state.lock();
             self.closed.store(true, Release);
-            st.cm_id.take()
+            // Destroyed under M, so that a second caller (DESTROY_ID racing
+            // the device-removal work) waits until it is gone, as C's
+            // cancel_work_sync() does. Handlers never take M.
+            st.cm_id.take().and_then(CmId::destroy)
         };
-        if let Some(cm_id) = cm_id {
-            // The context reference the id held is dropped here, outside M.
-            drop(cm_id.destroy());
-        }
+        // The context reference the id held is dropped outside M.
+        drop(held);
     }
 
     /// Tears down an unpublished context: closes its id, drops its queued
@@ -369,7 +371,7 @@ impl Context {
     /// takes it off its file's list and frees its id `r`. Returns the
     /// number of its events already delivered. O(1) unless events of the
     /// context are still queued.
-    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation) -> u32 {
+    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<Arc<Context>>) -> u32 {
         // Waits for a command in progress on the context (MIGRATE_ID
         // included: afterwards `file` is final).
         self.close();
@@ -455,6 +457,8 @@ impl Context {
         req: ConnectRequest,
         ev: &CmEvent<'_>,
     ) -> Result {
+        // Read under the per-device listener's handler lock, not the
+        // listener's own: MIGRATE_ID may move it meanwhile (checked below).
         let file = listener.file();
         let r = CONTEXTS.lock().reserve()?;
         // The event carries the listener's uid and the child's id; its param
@@ -484,10 +488,13 @@ impl Context {
         {
             let mut inner = file.inner.lock();
             // Listed and queued in the critical section that checks that the
-            // file is not released: MIGRATE_ID may have moved the listener
-            // and its old file may be gone since `file` was read (a wildcard
-            // listener's requests run under another id's handler lock).
-            if !inner.list_context(&child) {
+            // listener is still on `file` and `file` is not being released: a
+            // wildcard listener's requests run under another id's handler
+            // lock, so MIGRATE_ID may have moved the listener since `file`
+            // was read, and the old file may be gone. (MIGRATE_ID switches
+            // files before it takes the old file's lock, so a request queued
+            // here while the listener is still on `file` is moved with it.)
+            if !listener.belongs_to(&file) || !inner.list_context(&child) {
                 drop(inner);
                 CONTEXTS.lock().release(r);
                 return Err(ENOMEM);

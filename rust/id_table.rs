@@ -55,12 +55,16 @@ unsafe impl<T: ForeignOwnable + Send + Sync> Sync for IdTable<T> {}
 /// The right to an id reserved in an [`IdTable`]: given by
 /// [`IdTableGuard::reserve`] and [`IdTableGuard::unpublish`], consumed by
 /// [`IdTableGuard::publish`] or [`IdTableGuard::release`].
+///
+/// It names its table's type, so a reservation of one table cannot be
+/// spent on a table of another type.
 #[must_use = "a reserved id is freed only by IdTableGuard::release or published"]
-pub(crate) struct Reservation {
+pub(crate) struct Reservation<T> {
     id: u32,
+    _table: PhantomData<fn(T)>,
 }
 
-impl Reservation {
+impl<T> Reservation<T> {
     /// The reserved id.
     pub(crate) fn id(&self) -> u32 {
         self.id
@@ -142,7 +146,7 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
     /// Reserves the lowest free id (`xa_alloc` of a NULL entry). May drop
     /// and retake the lock to allocate. `ENOMEM` when the ids or the memory
     /// run out, as in C.
-    pub(crate) fn reserve(&mut self) -> Result<Reservation> {
+    pub(crate) fn reserve(&mut self) -> Result<Reservation<T>> {
         let mut id: u32 = 0;
         let limit = bindings::xa_limit {
             max: u32::MAX,
@@ -156,11 +160,14 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         if ret != 0 {
             return Err(ENOMEM);
         }
-        Ok(Reservation { id })
+        Ok(Reservation {
+            id,
+            _table: PhantomData,
+        })
     }
 
     /// Makes `obj` visible under the reserved id.
-    pub(crate) fn publish(&mut self, r: Reservation, obj: T) {
+    pub(crate) fn publish(&mut self, r: Reservation<T>, obj: T) {
         let p = obj.into_foreign();
         // SAFETY: the lock is held. Replacing an existing (zero) entry
         // allocates nothing, so this cannot fail. The reservation proves the
@@ -188,7 +195,7 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         &mut self,
         id: u32,
         is_it: impl FnOnce(T::Borrowed<'_>) -> bool,
-    ) -> Option<(T, Reservation)> {
+    ) -> Option<(T, Reservation<T>)> {
         // SAFETY: the lock is held.
         let p = unsafe { bindings::xa_load(self.xa(), id as usize) };
         if p.is_null() {
@@ -203,11 +210,17 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         // entry it allocates nothing.
         unsafe { bindings::__xa_store(self.xa(), id as usize, null_mut(), 0) };
         // SAFETY: `p` came from `T::into_foreign` and is out of the table.
-        Some((unsafe { T::from_foreign(p) }, Reservation { id }))
+        Some((
+            unsafe { T::from_foreign(p) },
+            Reservation {
+                id,
+                _table: PhantomData,
+            },
+        ))
     }
 
     /// Frees a reserved id.
-    pub(crate) fn release(&mut self, r: Reservation) {
+    pub(crate) fn release(&mut self, r: Reservation<T>) {
         // SAFETY: the lock is held; the reservation proves the slot holds the
         // zero entry, so nothing the table owns is dropped.
         unsafe { bindings::__xa_erase(self.xa(), r.id as usize) };

@@ -92,7 +92,7 @@ impl Multicast {
 
         let mut st = ctx.state.lock();
         // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
-        st.cm_id_dev()?;
+        let cm = st.cm_id_dev()?;
         let r = MULTICASTS.lock().reserve()?;
         let mc = Arc::new(
             Multicast {
@@ -121,9 +121,14 @@ impl Multicast {
             MULTICASTS.lock().release(r);
             return Err(e);
         }
-        let cm = st.cm_id()?;
         let ret = cm.join_multicast(&mc).and_then(|()| {
-            reply(mc.id).inspect_err(|_| cm.leave_multicast(&mc))
+            reply(mc.id).inspect_err(|_| {
+                cm.leave_multicast(&mc);
+                // Its events go before its id can be reused, and while no
+                // MIGRATE_ID can move them (M) nor the handler add one (H).
+                let _handler = cm.lock_handler();
+                mc.purge_events();
+            })
         });
         match &ret {
             Ok(()) => MULTICASTS.lock().publish(r, mc),
@@ -131,7 +136,6 @@ impl Multicast {
                 st.mcs.retain(|m| !Arc::ptr_eq(m, &mc));
                 drop(st);
                 MULTICASTS.lock().release(r);
-                mc.purge_events();
             }
         }
         ret
@@ -148,10 +152,11 @@ impl Multicast {
         let mut st = ctx.state.lock();
         let cm = st.cm_id()?;
         // Only one LEAVE (or the context's destruction) wins the join.
-        let (_, r) = MULTICASTS
+        let taken = MULTICASTS
             .lock()
-            .unpublish(id, |m| core::ptr::eq(&*m, &*mc))
-            .ok_or(ENOENT)?;
+            .unpublish(id, |m| core::ptr::eq(&*m, &*mc));
+        // The table's reference is dropped here, outside its lock.
+        let (_, r) = taken.ok_or(ENOENT)?;
         cm.leave_multicast(&mc);
         {
             // No event of the context is being queued while the join's are

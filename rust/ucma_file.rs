@@ -112,9 +112,10 @@ impl FileInner {
     /// Takes `ctx` off the file's contexts, if it is listed here.
     pub(crate) fn unlist_context(&mut self, ctx: &Context) -> Option<ListArc<Context>> {
         // SAFETY: by `Context`'s invariant the context is on this file's list
-        // or on none: the callers hold the lock of the file it belongs to
-        // (`destroy` after closing the id, `migrate` as the exception's
-        // owner), so it is on no other file's list.
+        // or on none: `destroy` holds the lock of the file the context
+        // belongs to, after closing its id (so no MIGRATE_ID is under way);
+        // `migrate`, the invariant's exception, holds the lock of the file
+        // the context was listed on before it switched files.
         unsafe { self.contexts.remove(ctx) }
     }
 
@@ -294,8 +295,9 @@ impl UcmaFile {
     }
 
     /// `release()`: closes the file to new contexts and events, drops the
-    /// queued events, then destroys every context, listeners before the
-    /// children they spawned. O(contexts + events).
+    /// queued events, then destroys every context, in the order they were
+    /// listed (a listener before the children it spawned on this file).
+    /// O(contexts + events).
     pub(crate) fn release(&self) {
         let mut events = EventList::new();
         {
