@@ -29,36 +29,230 @@ macro_rules! same_layout {
     };
 }
 
-same_layout!(CreateId, sys::rdma_ucm_create_id { uid, response, ps, qp_type, reserved });
+same_layout!(
+    CreateId,
+    sys::rdma_ucm_create_id {
+        uid,
+        response,
+        ps,
+        qp_type,
+        reserved
+    }
+);
 same_layout!(CreateIdResp, sys::rdma_ucm_create_id_resp { id });
-same_layout!(DestroyId, sys::rdma_ucm_destroy_id { response, id, reserved });
-same_layout!(DestroyIdResp, sys::rdma_ucm_destroy_id_resp { events_reported });
+same_layout!(
+    DestroyId,
+    sys::rdma_ucm_destroy_id {
+        response,
+        id,
+        reserved
+    }
+);
+same_layout!(
+    DestroyIdResp,
+    sys::rdma_ucm_destroy_id_resp { events_reported }
+);
 same_layout!(BindIp, sys::rdma_ucm_bind_ip { response, addr, id });
-same_layout!(Bind, sys::rdma_ucm_bind { id, addr_size, reserved, addr });
-same_layout!(ResolveIp, sys::rdma_ucm_resolve_ip { src_addr, dst_addr, id, timeout_ms });
-same_layout!(ResolveAddr, sys::rdma_ucm_resolve_addr { id, timeout_ms, src_size, dst_size, reserved, src_addr, dst_addr });
+same_layout!(
+    Bind,
+    sys::rdma_ucm_bind {
+        id,
+        addr_size,
+        reserved,
+        addr
+    }
+);
+same_layout!(
+    ResolveIp,
+    sys::rdma_ucm_resolve_ip {
+        src_addr,
+        dst_addr,
+        id,
+        timeout_ms
+    }
+);
+same_layout!(
+    ResolveAddr,
+    sys::rdma_ucm_resolve_addr {
+        id,
+        timeout_ms,
+        src_size,
+        dst_size,
+        reserved,
+        src_addr,
+        dst_addr
+    }
+);
 same_layout!(ResolveRoute, sys::rdma_ucm_resolve_route { id, timeout_ms });
-same_layout!(Query, sys::rdma_ucm_query { response, id, option });
-same_layout!(ConnParam, sys::rdma_ucm_conn_param { qp_num, qkey, private_data, private_data_len, srq, responder_resources, initiator_depth, flow_control, retry_count, rnr_retry_count, valid });
-same_layout!(UdParam, sys::rdma_ucm_ud_param { qp_num, qkey, ah_attr, private_data, private_data_len, reserved });
-same_layout!(Ece, sys::rdma_ucm_ece { vendor_id, attr_mod });
-same_layout!(Connect, sys::rdma_ucm_connect { conn_param, id, reserved, ece });
+same_layout!(
+    Query,
+    sys::rdma_ucm_query {
+        response,
+        id,
+        option
+    }
+);
+same_layout!(
+    ConnParam,
+    sys::rdma_ucm_conn_param {
+        qp_num,
+        qkey,
+        private_data,
+        private_data_len,
+        srq,
+        responder_resources,
+        initiator_depth,
+        flow_control,
+        retry_count,
+        rnr_retry_count,
+        valid
+    }
+);
+same_layout!(
+    UdParam,
+    sys::rdma_ucm_ud_param {
+        qp_num,
+        qkey,
+        ah_attr,
+        private_data,
+        private_data_len,
+        reserved
+    }
+);
+same_layout!(
+    Ece,
+    sys::rdma_ucm_ece {
+        vendor_id,
+        attr_mod
+    }
+);
+same_layout!(
+    Connect,
+    sys::rdma_ucm_connect {
+        conn_param,
+        id,
+        reserved,
+        ece
+    }
+);
 same_layout!(Listen, sys::rdma_ucm_listen { id, backlog });
-same_layout!(Accept, sys::rdma_ucm_accept { uid, conn_param, id, reserved, ece });
-same_layout!(Reject, sys::rdma_ucm_reject { id, private_data_len, reason, reserved, private_data });
+same_layout!(
+    Accept,
+    sys::rdma_ucm_accept {
+        uid,
+        conn_param,
+        id,
+        reserved,
+        ece
+    }
+);
+same_layout!(
+    Reject,
+    sys::rdma_ucm_reject {
+        id,
+        private_data_len,
+        reason,
+        reserved,
+        private_data
+    }
+);
 same_layout!(Disconnect, sys::rdma_ucm_disconnect { id });
-same_layout!(InitQpAttr, sys::rdma_ucm_init_qp_attr { response, id, qp_state });
+same_layout!(
+    InitQpAttr,
+    sys::rdma_ucm_init_qp_attr {
+        response,
+        id,
+        qp_state
+    }
+);
 same_layout!(GetEvent, sys::rdma_ucm_get_event { response });
-same_layout!(EventResp, sys::rdma_ucm_event_resp { uid, id, event, status, param, reserved, ece });
-same_layout!(SetOption, sys::rdma_ucm_set_option { optval, id, level, optname, optlen });
+same_layout!(
+    EventResp,
+    sys::rdma_ucm_event_resp {
+        uid,
+        id,
+        event,
+        status,
+        param,
+        reserved,
+        ece
+    }
+);
+same_layout!(
+    SetOption,
+    sys::rdma_ucm_set_option {
+        optval,
+        id,
+        level,
+        optname,
+        optlen
+    }
+);
 same_layout!(Notify, sys::rdma_ucm_notify { id, event });
-same_layout!(JoinIpMcast, sys::rdma_ucm_join_ip_mcast { response, uid, addr, id });
-same_layout!(JoinMcast, sys::rdma_ucm_join_mcast { response, uid, id, addr_size, join_flags, addr });
+same_layout!(
+    JoinIpMcast,
+    sys::rdma_ucm_join_ip_mcast {
+        response,
+        uid,
+        addr,
+        id
+    }
+);
+same_layout!(
+    JoinMcast,
+    sys::rdma_ucm_join_mcast {
+        response,
+        uid,
+        id,
+        addr_size,
+        join_flags,
+        addr
+    }
+);
 same_layout!(MigrateId, sys::rdma_ucm_migrate_id { response, id, fd });
-same_layout!(ResolveIbService, sys::rdma_ucm_resolve_ib_service { id, reserved, ibs });
-same_layout!(WriteCmEvent, sys::rdma_ucm_write_cm_event { id, reserved, event, status, param });
-same_layout!(QueryAddrResp, sys::rdma_ucm_query_addr_resp { node_guid, port_num, reserved, pkey, src_size, dst_size, src_addr, dst_addr, ibdev_index, reserved1 });
-same_layout!(QueryRouteResp, sys::rdma_ucm_query_route_resp { node_guid, ib_route, src_addr, dst_addr, num_paths, port_num, reserved, ibdev_index, reserved1 });
+same_layout!(
+    ResolveIbService,
+    sys::rdma_ucm_resolve_ib_service { id, reserved, ibs }
+);
+same_layout!(
+    WriteCmEvent,
+    sys::rdma_ucm_write_cm_event {
+        id,
+        reserved,
+        event,
+        status,
+        param
+    }
+);
+same_layout!(
+    QueryAddrResp,
+    sys::rdma_ucm_query_addr_resp {
+        node_guid,
+        port_num,
+        reserved,
+        pkey,
+        src_size,
+        dst_size,
+        src_addr,
+        dst_addr,
+        ibdev_index,
+        reserved1
+    }
+);
+same_layout!(
+    QueryRouteResp,
+    sys::rdma_ucm_query_route_resp {
+        node_guid,
+        ib_route,
+        src_addr,
+        dst_addr,
+        num_paths,
+        port_num,
+        reserved,
+        ibdev_index,
+        reserved1
+    }
+);
 
 // The sizes the module uses as plain constants.
 const _: () = {

@@ -21,11 +21,11 @@ use kernel::{
     },
     prelude::*,
     str::as_char_ptr_in_const_context,
+    sync::aref::ARef,
     sync::{
         poll::PollTable,
         Arc, //
     },
-    sync::aref::ARef,
     types::{
         ForeignOwnable,
         Opaque, //

@@ -126,6 +126,11 @@ impl ContextState {
         self.cm_id.as_ref().ok_or(ENXIO)
     }
 
+    /// The live rdma_cm id (or `ENXIO`) and the joins, borrowed together.
+    pub(crate) fn id_and_joins(&mut self) -> (Result<&CmId>, &mut KVec<Arc<Multicast>>) {
+        (self.cm_id.as_ref().ok_or(ENXIO), &mut self.mcs)
+    }
+
     /// The live rdma_cm id bound to a device (`ucma_get_ctx_dev`): `EINVAL`
     /// when not bound.
     pub(crate) fn cm_id_dev(&self) -> Result<&CmId> {
@@ -307,7 +312,10 @@ impl Context {
 
     /// Makes a created context visible: lists it on its file and publishes
     /// its id. Gives the reservation back if the file is being released.
-    pub(crate) fn publish(self: &Arc<Self>, r: Reservation<Arc<Context>>) -> Result<(), Reservation<Arc<Context>>> {
+    pub(crate) fn publish(
+        self: &Arc<Self>,
+        r: Reservation<Arc<Context>>,
+    ) -> Result<(), Reservation<Arc<Context>>> {
         let file = self.file();
         let mut inner = file.inner.lock();
         if !inner.list_context(self) {
@@ -332,7 +340,10 @@ impl Context {
 
     /// DESTROY_ID's first step: hides `id` of `file` from every lookup. Only
     /// one destroyer wins; the others get `ENOENT`.
-    pub(crate) fn unpublish_id(file: &UcmaFile, id: u32) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
+    pub(crate) fn unpublish_id(
+        file: &UcmaFile,
+        id: u32,
+    ) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
         let mut table = CONTEXTS.lock();
         let belongs = table.get(id).ok_or(ENOENT)?.belongs_to(file);
         if !belongs {
@@ -381,7 +392,10 @@ impl Context {
         let (listed, reported) = {
             let mut inner = file.inner.lock();
             inner.take_events_of(self, &mut dropped);
-            (inner.unlist_context(self), self.events_reported.load(Relaxed))
+            (
+                inner.unlist_context(self),
+                self.events_reported.load(Relaxed),
+            )
         };
         drop(listed);
         // Children of connect requests not yet fetched die with the listener.
@@ -524,7 +538,9 @@ impl Context {
         let old = {
             let table = CONTEXTS.lock();
             // Destruction may have begun since the lookup.
-            let live = table.get(self.id).is_some_and(|c| core::ptr::eq(&*c, &**self));
+            let live = table
+                .get(self.id)
+                .is_some_and(|c| core::ptr::eq(&*c, &**self));
             if !live || !self.belongs_to(from) {
                 return Err(ENOENT);
             }
@@ -535,7 +551,10 @@ impl Context {
         let (listed, reported) = {
             let mut inner = from.inner.lock();
             inner.take_events_of(self, &mut moved);
-            (inner.unlist_context(self), self.events_reported.load(Relaxed))
+            (
+                inner.unlist_context(self),
+                self.events_reported.load(Relaxed),
+            )
         };
         {
             let mut inner = to.inner.lock();

@@ -27,12 +27,8 @@ use kernel::{
 };
 
 use crate::{
-    context::Context,
-    event::EventList,
-    id_table::IdTable,
-    rdma_cm::SockAddr,
-    ucma_core::uapi::SOCKADDR_STORAGE_SIZE,
-    ucma_file::UcmaFile,
+    context::Context, event::EventList, id_table::IdTable, rdma_cm::SockAddr,
+    ucma_core::uapi::SOCKADDR_STORAGE_SIZE, ucma_file::UcmaFile,
 };
 
 /// The ids of all joins, lowest free id first.
@@ -92,7 +88,7 @@ impl Multicast {
 
         let mut st = ctx.state.lock();
         // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
-        let cm = st.cm_id_dev()?;
+        st.cm_id_dev()?;
         let r = MULTICASTS.lock().reserve()?;
         let mc = Arc::new(
             Multicast {
@@ -121,7 +117,10 @@ impl Multicast {
             MULTICASTS.lock().release(r);
             return Err(e);
         }
-        let ret = cm.join_multicast(&mc).and_then(|()| {
+        // M is held: still the live id checked above.
+        let (cm, mcs) = st.id_and_joins();
+        let ret = cm.and_then(|cm| {
+            cm.join_multicast(&mc)?;
             reply(mc.id).inspect_err(|_| {
                 cm.leave_multicast(&mc);
                 // Its events go before its id can be reused, and while no
@@ -133,7 +132,7 @@ impl Multicast {
         match &ret {
             Ok(()) => MULTICASTS.lock().publish(r, mc),
             Err(_) => {
-                st.mcs.retain(|m| !Arc::ptr_eq(m, &mc));
+                mcs.retain(|m| !Arc::ptr_eq(m, &mc));
                 drop(st);
                 MULTICASTS.lock().release(r);
             }

@@ -519,7 +519,9 @@ impl CmIdRef<'_> {
     /// The number of path records to copy, at most 2
     /// (`RDMA_PRIMARY_PATH_MAX_REC_NUM`).
     fn num_paths(&self) -> usize {
-        usize::try_from(self.num_pri_alt_paths()).unwrap_or(0).min(2)
+        usize::try_from(self.num_pri_alt_paths())
+            .unwrap_or(0)
+            .min(2)
     }
 
     /// A copy of path record `i`, which must be below [`Self::num_paths`].
@@ -884,7 +886,13 @@ impl CmEvent<'_> {
     /// type `qp_type` (which selects the `conn` or `ud` branch of `param`,
     /// as in C: for a connect request, the listener's). `id_dev` is the id
     /// the event came with, whose device converts a UD address handle.
-    pub(crate) fn to_resp(&self, uid: u64, id: u32, qp_type: u32, id_dev: CmIdRef<'_>) -> EventResp {
+    pub(crate) fn to_resp(
+        &self,
+        uid: u64,
+        id: u32,
+        qp_type: u32,
+        id_dev: CmIdRef<'_>,
+    ) -> EventResp {
         let mut r = EventResp {
             uid,
             id,
