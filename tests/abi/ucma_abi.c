@@ -21,6 +21,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
+#include "kmsg.h"
 #include "ktap.h"
 
 #define DEV "/dev/infiniband/rdma_cm"
@@ -223,12 +224,35 @@ static void test_passed_fd(int fd)
 		    "child status %#x", status);
 }
 
+/*
+ * The C module logs the credential check's EACCES once per module load
+ * (pr_err_once): "ucma_write: process N (comm) changed security contexts
+ * after opening file descriptor, this is not allowed." The cases above hit
+ * it three times; the log since the module was loaded must have it once
+ * (an earlier test of the same load may have printed it).
+ */
+static void test_eacces_logged_once(void)
+{
+	static const char *const msg[] = { "changed security contexts" };
+	int kfd = kmsg_open(0), n;
+
+	if (kfd < 0) {
+		ktap_result(0, "eacces_logs_once", "open /dev/kmsg: %s", strerror(errno));
+		return;
+	}
+	n = kmsg_count(kfd, msg, 1, KMSG_MODULE_LOADED);
+	close(kfd);
+	ktap_result(n == 1, "eacces_logs_once",
+		    "the log since the module was loaded has %d \"changed security contexts\" lines, want 1",
+		    n);
+}
+
 int main(void)
 {
 	int fd;
 
 	signal(SIGPIPE, SIG_IGN);
-	ktap_header(21);
+	ktap_header(22);
 	test_node();
 	fd = open_dev();
 	test_framing(fd);
@@ -236,6 +260,7 @@ int main(void)
 	test_foreign_creds(fd);
 	in_child("cred_change_eacces", cred_change, 0);
 	test_passed_fd(fd);
+	test_eacces_logged_once();
 	close(fd);
 	return ktap_finish();
 }

@@ -49,10 +49,12 @@ run_harnesses rust
 unload ucma_rs || ok=0
 # guest-init keeps modprobe from loading rdma_ucm behind our back.
 modprobe --ignore-install rdma_ucm || ok=0
+echo "ucma-rs: uCMA module loaded: c" >/dev/kmsg
 [ -c /dev/infiniband/rdma_cm ] || ok=0
 run_harnesses c
 unload rdma_ucm || ok=0
 insmod "$here/../../ucma_rs.ko" || ok=0
+echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
 if [ $ok = 1 ] && [ -s "$work/rust.obs" ] && [ -s "$work/c.obs" ]; then
 	echo "ok 1 differential_runs"
 else
