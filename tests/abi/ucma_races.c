@@ -11,11 +11,14 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "ktap.h"
 #include "ucma_cmd.h"
@@ -49,6 +52,7 @@ static int open_dev(void)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int unexpected, first_bad_errno;
 static const char *first_bad_what;
+static struct timespec case_start;
 
 /* @ret, errno: must be 0 or one of the errnos in @ok (0-terminated). */
 static void outcome(const char *what, long ret, const int *ok)
@@ -76,6 +80,7 @@ static void outcome(const char *what, long ret, const int *ok)
 
 static void begin_case(void)
 {
+	clock_gettime(CLOCK_MONOTONIC, &case_start);
 	unexpected = 0;
 	first_bad_what = NULL;
 }
@@ -89,6 +94,28 @@ static void end_case(const char *name, int extra_ok, const char *extra_why)
 		    "%d unexpected results (first: %s: %s); next id %u, first id %u; %s", unexpected,
 		    first_bad_what ? first_bad_what : "-", strerror(first_bad_errno), id, base_id,
 		    extra_ok ? "" : extra_why);
+}
+
+static double case_seconds(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - case_start.tv_sec) + (now.tv_nsec - case_start.tv_nsec) / 1e9;
+}
+
+/* A diagnostic line with a case's counts and duration, with RACE_STATS set. */
+static void stats(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!getenv("RACE_STATS"))
+		return;
+	printf("# %s (%.1f s): ", name, case_seconds());
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
 }
 
 /* --- racing: run fns[0..n-1] together, released by one barrier --- */
@@ -1083,9 +1110,482 @@ static void class23_iw_handler_vs_destroy(void)
 	end_case(__func__, set_up == n, "the siw connections could not be set up");
 }
 
-int main(void)
+/*
+ * --- race amplifiers for the review findings' cases ---
+ * Some windows are only a few instructions wide. Threads of a case can be
+ * put on one CPU, one of them SCHED_FIFO: when it wakes it preempts the
+ * others wherever they are, and runs until it blocks. Best effort: without
+ * the privilege the case still races, only less often.
+ */
+
+static cpu_set_t all_cpus;
+
+static void pin_to_cpu0(int fifo)
+{
+	struct sched_param sp = { .sched_priority = fifo };
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	if (fifo)
+		pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+}
+
+static void unpin(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+
+	pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
+	sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
+}
+
+/*
+ * --- review finding 3: MIGRATE_ID against close() of its source fd ---
+ * The command must hold the source file until it is done (C: CLASS(fd)).
+ * If it does not, close() runs release() mid-migration: release() takes
+ * the context off the old file and destroys it while MIGRATE_ID moves it,
+ * and MIGRATE_ID reports success for an id that is gone. release()
+ * destroys in creation order; two migrators walk the ids from both ends,
+ * so each meets it once per round. A long event queue on the old file
+ * (user events of one more id) makes both sides hold that file's lock
+ * for a while, so that they wait for each other right where it matters.
+ */
+
+#define MVC_IDS 32
+#define MVC_EVENTS 2000
+
+struct mvc {
+	int fd1, fd2;
+	uint32_t id[MVC_IDS];
+	int err[MVC_IDS];	/* 0, or the errno of the MIGRATE_ID */
+};
+
+static void mvc_migrate(struct mvc *m, int i, int step)
+{
+	for (; i >= 0 && i < MVC_IDS; i += step)
+		m->err[i] = migrate_id(m->fd2, m->id[i], m->fd1) ? errno : 0;
+}
+
+static void mvc_up(void *p)
+{
+	mvc_migrate(p, 0, 2);
+}
+
+static void mvc_down(void *p)
+{
+	mvc_migrate(p, MVC_IDS - 1, -2);
+}
+
+static void mvc_close(void *p)
+{
+	struct mvc *m = p;
+
+	usleep(rand() % 200);
+	close(m->fd1);
+}
+
+static void migrate_vs_source_close(void)
+{
+	static void (*const fns[])(void *) = { mvc_up, mvc_down, mvc_close };
+	int r, i, n = iters / 2 + 1, moved = 0, refused = 0, lost = 0;
+	uint32_t filler;
+	char why[160];
+	struct mvc m;
+
+	begin_case();
+	for (r = 0; r < n; r++) {
+		m.fd1 = open_dev();
+		m.fd2 = open_dev();
+		for (i = 0; i < MVC_IDS; i++) {
+			create_id(m.fd1, 0x30, RDMA_PS_UDP, &m.id[i]);
+			m.err[i] = -1;
+		}
+		create_id(m.fd1, 0x36, RDMA_PS_UDP, &filler);
+		for (i = 0; i < MVC_EVENTS; i++)
+			write_user_event(m.fd1, filler, EV_USER, i, 0);
+		race(3, fns, &m);
+		for (i = 0; i < MVC_IDS; i++) {
+			struct rdma_ucm_query_addr_resp a;
+			struct rdma_ucm_query q = { .id = m.id[i],
+						    .option = RDMA_USER_CM_QUERY_ADDR,
+						    .response = (uintptr_t)&a };
+
+			if (m.err[i] == 0) {
+				/* Migrated: the id answers on its new file. */
+				moved++;
+				if (CMD(m.fd2, RDMA_USER_CM_CMD_QUERY, q, sizeof(a))) {
+					lost++;
+					OUTCOME("query of a migrated id", -1, 0);
+				}
+			} else {
+				/*
+				 * Refused: ENOENT (the fd is closed, or release()
+				 * took the id first), ENXIO (ucma_rs: its
+				 * destruction has begun).
+				 */
+				refused++;
+				errno = m.err[i];
+				OUTCOME("migrate", -1, ENOENT, ENXIO);
+			}
+		}
+		close(m.fd2);
+	}
+	stats(__func__, "%d rounds: %d migrated, %d refused, %d migrated ids gone", n, moved,
+	      refused, lost);
+	snprintf(why, sizeof(why),
+		 "%d of %d ids that MIGRATE_ID reported moved were gone from the new file (%d refused)",
+		 lost, moved, refused);
+	end_case(__func__, !lost, why);
+}
+
+/*
+ * --- review finding 4: JOIN against DESTROY_ID, then another file's join ---
+ * A join's multicast id is reserved until the join is published. If the
+ * publish happens after the context's lock is dropped, DESTROY_ID can free
+ * the reserved id in between, another file's JOIN gets the same id, and
+ * the late publish overwrites that join: its LEAVE fails with EINVAL and
+ * the dead join keeps its id for good. Multicast ids are lowest free first,
+ * so thread A leaves each join before the next (its join in flight is the
+ * lowest it holds) and thread C joins and leaves one group again and again
+ * on its own file. All three share CPU 0, the destroyer SCHED_FIFO: when
+ * it waits for A's join to drop the context's lock, it preempts A right
+ * there.
+ */
+
+struct jvd {
+	int fd1, fd2;
+	uint32_t id, id2;
+	int round, destroyed, foreign_leaves, max_mc, stale;
+	int leave_failed, leave_errno;
+};
+
+static struct sockaddr_in group(int a, int b, int c)
+{
+	struct sockaddr_in g = { .sin_family = AF_INET };
+
+	g.sin_addr.s_addr = htonl(0xef000000u | (a & 0xff) << 16 | (b & 0xff) << 8 | (c & 0xff));
+	return g;
+}
+
+static void jvd_note_mc(struct jvd *s, uint32_t mc)
+{
+	int cur = __atomic_load_n(&s->max_mc, __ATOMIC_RELAXED);
+
+	while ((int)mc > cur && mc < 4096 &&
+	       !__atomic_compare_exchange_n(&s->max_mc, &cur, (int)mc, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static void jvd_join(void *p)
+{
+	struct jvd *s = p;
+	uint32_t mc;
+	long ret;
+	int j;
+
+	if (!getenv("NOPIN"))
+		pin_to_cpu0(0);
+	/* Distinct groups: a second join of one group on one id may be refused. */
+	for (j = 0; j < 64; j++) {
+		struct sockaddr_in g = group(2, s->round, j);
+
+		ret = join_ip(s->fd1, s->id, &g, &mc);
+		OUTCOME("join", ret, ENOENT, ENXIO);
+		if (ret)
+			break;
+		jvd_note_mc(s, mc);
+		/*
+		 * ENOENT, ENXIO: the id was destroyed (its joins with it);
+		 * EINVAL: and the multicast id was given to thread C's join.
+		 */
+		ret = leave_mc(s->fd1, mc);
+		OUTCOME("own leave", ret, ENOENT, ENXIO, EINVAL);
+		s->stale += ret && errno == EINVAL;
+	}
+	unpin();
+}
+
+static void jvd_destroy(void *p)
+{
+	struct jvd *s = p;
+
+	if (!getenv("NOPIN"))
+		pin_to_cpu0(1);
+	usleep(rand() % 600);
+	OUTCOME("destroy", destroy_id(s->fd1, s->id, NULL), 0);
+	__atomic_store_n(&s->destroyed, 1, __ATOMIC_RELEASE);
+	unpin();
+}
+
+static void jvd_foreign(void *p)
+{
+	struct jvd *s = p;
+	struct sockaddr_in g = group(3, s->round >> 8, s->round);
+	int j, after = 0;
+	uint32_t mc;
+
+	if (!getenv("NOPIN"))
+		pin_to_cpu0(0);
+	/* Join and leave until a few rounds after the destroy. */
+	for (j = 0; j < 400 && after < 4; j++) {
+		after += __atomic_load_n(&s->destroyed, __ATOMIC_ACQUIRE);
+		if (join_ip(s->fd2, s->id2, &g, &mc)) {
+			OUTCOME("foreign join", -1, 0);
+			break;
+		}
+		jvd_note_mc(s, mc);
+		if (leave_mc(s->fd2, mc)) {
+			/* EINVAL: the id now names another file's (dead) join. */
+			if (!s->leave_failed++)
+				s->leave_errno = errno;
+			break;
+		}
+		s->foreign_leaves++;
+	}
+	unpin();
+}
+
+/* A fresh id's first @n joins get multicast ids 0..n-1: no join was left. */
+static int multicast_table_empty(int n)
+{
+	int fd = open_dev(), k, ok = 1;
+	uint32_t id, mc;
+
+	if (create_id(fd, 0x31, RDMA_PS_UDP, &id) || bind_ip(fd, id, &rxe))
+		ok = 0;
+	for (k = 0; k < n && ok; k++) {
+		struct sockaddr_in g = group(4, k >> 8, k);
+
+		ok = join_ip(fd, id, &g, &mc) == 0 && mc == (uint32_t)k;
+	}
+	close(fd);
+	return ok;
+}
+
+static void join_vs_destroy_then_foreign_leave(void)
+{
+	static void (*const fns[])(void *) = { jvd_join, jvd_destroy, jvd_foreign };
+	struct jvd s = { .max_mc = 0 };
+	int r, n = getenv("JVD_ROUNDS") ? atoi(getenv("JVD_ROUNDS")) : iters / 2 + 1, empty;
+	char why[200];
+
+	begin_case();
+	s.fd2 = open_dev();
+	create_id(s.fd2, 0x32, RDMA_PS_UDP, &s.id2);
+	OUTCOME("bind foreign id", bind_ip(s.fd2, s.id2, &rxe), 0);
+	for (r = 0; r < n && !s.leave_failed; r++) {
+		s.fd1 = open_dev();
+		s.round = r;
+		s.destroyed = 0;
+		create_id(s.fd1, 0x33, RDMA_PS_UDP, &s.id);
+		OUTCOME("bind", bind_ip(s.fd1, s.id, &rxe), 0);
+		race(3, fns, &s);
+		close(s.fd1);
+	}
+	close(s.fd2);
+	empty = multicast_table_empty(s.max_mc + 2);
+	stats(__func__, "%d rounds, %d foreign leaves, %d stale own leaves, highest multicast id %d",
+	      r, s.foreign_leaves, s.stale, s.max_mc);
+	snprintf(why, sizeof(why),
+		 "%d foreign LEAVE failed (errno %d, %s) in round %d of %d; multicast table %s",
+		 s.leave_failed, s.leave_errno, strerror(s.leave_errno), r, n,
+		 empty ? "empty afterwards" : "not empty after every file was closed");
+	end_case(__func__, !s.leave_failed && empty, why);
+}
+
+/*
+ * --- review finding 5: a connect request lands on a released file ---
+ * Requests on a wildcard listener run under the handler lock of rdma_cm's
+ * per-device listener, not the wildcard one that MIGRATE_ID takes; the
+ * request handler can read the listener's file, MIGRATE_ID move the
+ * listener and close() release that file, and the handler then put the
+ * child on the released file, where nothing ever destroys its rdma_cm id.
+ * A client keeps requests coming (CONNECT with a made-up QP number: rxe's
+ * ib_cm sends the REQ anyway) while a migrator moves the listener to a new
+ * file and closes the old one, again and again; the migrator is SCHED_FIFO
+ * on CPU 0 with the client, so it preempts the request handler whenever
+ * that runs there. Afterwards no cm_id may be left (rdma resource show
+ * cm_id).
+ */
+
+#define CRM_RING 6
+
+struct crm {
+	int fl, done, connects, migrations;
+	uint32_t listener;
+	struct sockaddr_in dst;
+	int n;
+};
+
+static int cm_id_count(void)
+{
+	FILE *f = popen("rdma resource show cm_id 2>/dev/null | wc -l", "r");
+	int n = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+static void crm_client(void *p)
+{
+	struct crm *s = p;
+	uint32_t ring[CRM_RING], id;
+	int fc = open_dev(), i;
+
+	pin_to_cpu0(0);
+	for (i = 0; i < CRM_RING; i++)
+		ring[i] = ~0u;
+	for (i = 0; i < s->n; i++) {
+		uint32_t *slot = &ring[i % CRM_RING];
+
+		/* A few requests in flight: the oldest one goes. */
+		if (*slot != ~0u)
+			OUTCOME("destroy client", destroy_id(fc, *slot, NULL), 0);
+		*slot = ~0u;
+		if (create_id(fc, 0x34, RDMA_PS_TCP, &id))
+			break;
+		*slot = id;
+		if (resolve_ip(fc, id, &s->dst) || wait_event(fc, EV_ADDR_RESOLVED, NULL, 5000) ||
+		    resolve_route(fc, id) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 5000))
+			continue;
+		s->connects += connect_id(fc, id, 0x2400 + i) == 0;
+	}
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	close(fc);
+	unpin();
+}
+
+static void crm_migrate(void *p)
+{
+	struct crm *s = p;
+	struct rdma_ucm_event_resp ev;
+
+	pin_to_cpu0(1);
+	while (!__atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) {
+		int nf;
+		long ret;
+
+		usleep(rand() % 300);
+		/*
+		 * Fetch the requests and destroy their children first, so
+		 * that release() of the old file has (almost) nothing to do.
+		 */
+		while (get_event(s->fl, &ev, sizeof(ev)) == 0)
+			if (ev.event == EV_CONNECT_REQUEST)
+				OUTCOME("destroy child", destroy_id(s->fl, ev.id, NULL), 0);
+		nf = open_dev();
+		set_nonblock(nf, 1);
+		ret = migrate_id(nf, s->listener, s->fl);
+		OUTCOME("migrate listener", ret, 0);
+		if (ret) {
+			close(nf);
+			break;
+		}
+		close(s->fl);
+		s->fl = nf;
+		s->migrations++;
+	}
+	unpin();
+}
+
+static void connect_request_vs_migrate_close(void)
+{
+	static void (*const fns[])(void *) = { crm_client, crm_migrate };
+	struct sockaddr_in any = { .sin_family = AF_INET };
+	const char *mod = getenv("UCMA_MODULE");
+	struct crm s = { .n = iters * 2 };
+	int before, after = -1, i;
+	char why[160];
+
+	if (mod && !strcmp(mod, "c") && !getenv("RACE_FORCE")) {
+		ktap_skipped(__func__,
+			     "C rdma_ucm: ucma_connect_event_handler() uses listen_ctx->file under the per-device listener's handler lock only, so MIGRATE_ID + close() can free that file under it (use-after-free)");
+		return;
+	}
+	begin_case();
+	before = cm_id_count();
+	any.sin_port = htons(port());
+	s.dst = with_port(rxe, ntohs(any.sin_port));
+	s.fl = open_dev();
+	set_nonblock(s.fl, 1);
+	create_id(s.fl, 0x35, RDMA_PS_TCP, &s.listener);
+	OUTCOME("bind wildcard", bind_ip(s.fl, s.listener, &any), 0);
+	OUTCOME("listen", listen_id(s.fl, s.listener, 1000), 0);
+	race(2, fns, &s);
+	close(s.fl);
+	/* Children die with the files; give deferred teardown a moment. */
+	for (i = 0; i < 20; i++) {
+		after = cm_id_count();
+		if (after == before)
+			break;
+		usleep(100000);
+	}
+	stats(__func__, "%d connects, %d migrations, cm_ids %d before, %d after", s.connects,
+	      s.migrations, before, after);
+	snprintf(why, sizeof(why),
+		 "%d connects, %d migrations; %d cm_ids before, %d after (-1: no rdma tool)",
+		 s.connects, s.migrations, before, after);
+	end_case(__func__, before >= 0 && after == before && s.connects > 0, why);
+}
+
+#define CASE(f) { #f, f }
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} cases[] = {
+	CASE(class01_destroy_vs_inflight_command),
+	CASE(class02_handle_published_before_complete),
+	CASE(class03_device_commands_on_unbound_id),
+	CASE(class04_sockaddr_family_length_mismatch),
+	CASE(class05_unchecked_numeric_fields),
+	CASE(class06_short_input_struct),
+	CASE(class07_reply_infoleak),
+	CASE(class08_concurrent_calls_on_one_id),
+	CASE(class09_migrate_vs_handler_destroy_close),
+	CASE(class10_listener_destroy_with_pending_requests),
+	CASE(class11_device_hot_removal),
+	CASE(class12_multicast_concurrent_leave),
+	CASE(class13_join_reply_fault),
+	CASE(class14_multicast_on_non_ud_and_join_lifetime),
+	CASE(class15_resolve_twice_vs_destroy),
+	CASE(class16_wrong_state_ops_on_listener),
+	CASE(class17_listen_vs_device_add_remove),
+	CASE(class18_repeated_route_resolution),
+	CASE(class19_netevent_vs_cm_ids),
+	CASE(class20_synthesised_events_vs_migrate),
+	CASE(class21_foreign_writer),
+	CASE(class22_error_path_leaks),
+	CASE(class23_iw_handler_vs_destroy),
+	CASE(migrate_vs_source_close),
+	CASE(join_vs_destroy_then_foreign_leave),
+	CASE(connect_request_vs_migrate_close),
+};
+
+/* With arguments, only the cases whose names contain one of them run. */
+static int selected(int argc, char **argv, const char *name)
+{
+	int i;
+
+	if (argc < 2)
+		return 1;
+	for (i = 1; i < argc; i++)
+		if (strstr(name, argv[i]))
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
 {
 	const char *r = getenv("RXE_IP"), *w = getenv("SIW_IP"), *it = getenv("RACE_ITERS");
+	unsigned int c;
+	int plan = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
@@ -1100,29 +1600,12 @@ int main(void)
 	siw = ipv4(w, 0);
 	bad_ptr = mmap(NULL, 8 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	base_id = probe_id();
-	printf("KTAP version 1\n1..23\n# %d iterations per race\n", iters);
-	class01_destroy_vs_inflight_command();
-	class02_handle_published_before_complete();
-	class03_device_commands_on_unbound_id();
-	class04_sockaddr_family_length_mismatch();
-	class05_unchecked_numeric_fields();
-	class06_short_input_struct();
-	class07_reply_infoleak();
-	class08_concurrent_calls_on_one_id();
-	class09_migrate_vs_handler_destroy_close();
-	class10_listener_destroy_with_pending_requests();
-	class11_device_hot_removal();
-	class12_multicast_concurrent_leave();
-	class13_join_reply_fault();
-	class14_multicast_on_non_ud_and_join_lifetime();
-	class15_resolve_twice_vs_destroy();
-	class16_wrong_state_ops_on_listener();
-	class17_listen_vs_device_add_remove();
-	class18_repeated_route_resolution();
-	class19_netevent_vs_cm_ids();
-	class20_synthesised_events_vs_migrate();
-	class21_foreign_writer();
-	class22_error_path_leaks();
-	class23_iw_handler_vs_destroy();
+	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
+	for (c = 0; c < ARRAY_SIZE(cases); c++)
+		plan += selected(argc, argv, cases[c].name);
+	printf("KTAP version 1\n1..%d\n# %d iterations per race\n", plan, iters);
+	for (c = 0; c < ARRAY_SIZE(cases); c++)
+		if (selected(argc, argv, cases[c].name))
+			cases[c].fn();
 	return ktap_finish();
 }
