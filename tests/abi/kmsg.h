@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,10 +34,12 @@ static inline int kmsg_open(int at_end)
 
 /*
  * Reads the records from @fd's position to the end of the log and counts
- * those containing one of the @n @needles. A record containing @reset (if
- * not NULL) sets the count back to 0.
+ * those containing one of the @n @needles (printing them as KTAP
+ * diagnostics if @echo). A record containing @reset (if not NULL) sets the
+ * count back to 0.
  */
-static inline int kmsg_count(int fd, const char *const *needles, int n, const char *reset)
+static inline int kmsg_count(int fd, const char *const *needles, int n, const char *reset,
+			     int echo)
 {
 	char rec[8192];
 	int count = 0, i;
@@ -56,6 +59,8 @@ static inline int kmsg_count(int fd, const char *const *needles, int n, const ch
 		for (i = 0; i < n; i++)
 			if (strstr(rec, needles[i])) {
 				count++;
+				if (echo)
+					printf("# kmsg: %s", strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
 				break;
 			}
 	}

@@ -240,7 +240,7 @@ static void test_eacces_logged_once(void)
 		ktap_result(0, "eacces_logs_once", "open /dev/kmsg: %s", strerror(errno));
 		return;
 	}
-	n = kmsg_count(kfd, msg, 1, KMSG_MODULE_LOADED);
+	n = kmsg_count(kfd, msg, 1, KMSG_MODULE_LOADED, 0);
 	close(kfd);
 	ktap_result(n == 1, "eacces_logs_once",
 		    "the log since the module was loaded has %d \"changed security contexts\" lines, want 1",

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include "kmsg.h"
 #include "ktap.h"
 #include "ucma_cmd.h"
 
@@ -313,6 +314,33 @@ static long t_set_option_tos(struct setup *s)
 	return CMD(s->fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0);
 }
 
+/*
+ * A large optlen with a valid buffer (the C module takes up to
+ * KMALLOC_MAX_SIZE): the copy of optval is a high-order allocation that
+ * userspace sized, so its failure must be silent (memdup_user():
+ * GFP_USER | __GFP_NOWARN). TOS then refuses the length (EINVAL).
+ */
+static uint8_t huge_optval[4 << 20];
+
+static long set_option_len(struct setup *s, uint32_t optlen)
+{
+	struct rdma_ucm_set_option o = { .id = s->id, .level = RDMA_OPTION_ID,
+					 .optname = RDMA_OPTION_ID_TOS, .optlen = optlen,
+					 .optval = (uintptr_t)huge_optval };
+
+	return CMD(s->fd, RDMA_USER_CM_CMD_SET_OPTION, o, 0);
+}
+
+static long t_set_option_1m(struct setup *s)
+{
+	return set_option_len(s, 1 << 20);
+}
+
+static long t_set_option_kmalloc_max(struct setup *s)
+{
+	return set_option_len(s, sizeof(huge_optval));
+}
+
 /* IB_PATH: a primary path record, which makes rdma_cm fake ROUTE_RESOLVED. */
 static long t_set_option_ib_path(struct setup *s)
 {
@@ -392,10 +420,20 @@ static long t_open(struct setup *s)
 	return 0;
 }
 
+/*
+ * A scenario marked NOWARN must also fail its allocations without a report
+ * in the kernel log: warn_alloc()'s "page allocation failure", or (what an
+ * injected page allocation failure prints instead, the injection coming
+ * before the allocator's slow path) the fault injector's "forcing a
+ * failure", which honours __GFP_NOWARN the same way (FAULT_NOWARN).
+ */
+#define NOWARN 1
+
 static const struct scenario {
 	const char *name;
 	int (*setup)(struct setup *s);
 	long (*target)(struct setup *s);
+	int flags;
 } scenarios[] = {
 	{ "open", s_files, t_open },
 	{ "create_id", s_files, t_create },
@@ -420,6 +458,8 @@ static const struct scenario {
 	{ "get_option", s_files, t_get_option },
 	{ "set_option_tos", s_id, t_set_option_tos },
 	{ "set_option_ib_path", s_resolved, t_set_option_ib_path },
+	{ "set_option_huge_optlen_no_warn", s_id, t_set_option_1m, NOWARN },
+	{ "set_option_kmalloc_max_optlen_no_warn", s_id, t_set_option_kmalloc_max, NOWARN },
 	{ "notify", s_bound, t_notify },
 	{ "join_ip_mcast", s_ud_bound, t_join_ip },
 	{ "join_mcast", s_ud_bound, t_join },
@@ -438,11 +478,34 @@ static void teardown(struct setup *s)
 		close(s->fd2);
 }
 
+static int set_knob(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(val, f) < 0 || fclose(f)) {
+		printf("# cannot set %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+#define FAILSLAB_VERBOSE "/sys/kernel/debug/failslab/verbose"
+#define FAIL_PAGE_ALLOC_VERBOSE "/sys/kernel/debug/fail_page_alloc/verbose"
+
 static void sweep(const struct scenario *sc, uint32_t base_id)
 {
+	static const char *const noise[] = { "page allocation failure",
+					     "FAULT_INJECTION: forcing a failure" };
 	unsigned int n, points = 0, ok_runs = 0, bad_errno = 0, leaked = 0, setup_failed = 0;
-	int errnos[134] = { 0 }, e;
+	int errnos[134] = { 0 }, e, kfd = -1, noisy = 0, nowarn_ok = 1;
 	char seen[256] = "";
+
+	/* The allocation failures report themselves (if they may) while this runs. */
+	if (sc->flags & NOWARN) {
+		kfd = kmsg_open(1);
+		if (kfd < 0 || set_knob(FAILSLAB_VERBOSE, "1") || set_knob(FAIL_PAGE_ALLOC_VERBOSE, "1"))
+			nowarn_ok = 0;
+	}
 
 	for (n = 1; n <= MAX_POINTS; n++) {
 		struct setup s = { .fd = -1, .fd2 = -1 };
@@ -459,6 +522,8 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 		e = errno;
 		injected = disarm();
 		teardown(&s);
+		if (kfd >= 0)
+			noisy += kmsg_count(kfd, noise, ARRAY_SIZE(noise), NULL, 1);
 		if (r == 0)
 			ok_runs++;
 		else if (e >= 1 && e <= 133)
@@ -478,9 +543,20 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 	total_points += points;
 	printf("# %s: %u injection points; succeeded %u; errnos%s\n", sc->name, points, ok_runs,
 	       seen[0] ? seen : " none");
-	ktap_result(!setup_failed && !bad_errno && !leaked && n <= MAX_POINTS && points > 0,
-		    sc->name, "setup failed %u, bad errnos %u, runs leaving a context %u, points %u",
-		    setup_failed, bad_errno, leaked, points);
+	if (sc->flags & NOWARN) {
+		if (set_knob(FAILSLAB_VERBOSE, "0") || set_knob(FAIL_PAGE_ALLOC_VERBOSE, "0"))
+			nowarn_ok = 0;
+		if (kfd >= 0)
+			close(kfd);
+		if (noisy)
+			printf("# %s: %d allocation failure reports in the kernel log\n", sc->name,
+			       noisy);
+		nowarn_ok = nowarn_ok && !noisy && errnos[ENOMEM];
+	}
+	ktap_result(!setup_failed && !bad_errno && !leaked && n <= MAX_POINTS && points > 0 && nowarn_ok,
+		    sc->name,
+		    "setup failed %u, bad errnos %u, runs leaving a context %u, points %u, ENOMEM %d, allocation failure reports %d",
+		    setup_failed, bad_errno, leaked, points, errnos[ENOMEM], noisy);
 }
 
 /* Every fault site fails when its turn comes, sleeping allocations included. */
