@@ -8,15 +8,21 @@
 # by case. Differences named in tests/vm/differential-explained (each also
 # listed in Documentation/abi.rst) are explained; any other fails the suite.
 # Needs ucma_rs loaded on entry (scripts/vm-run --module rust); leaves it
-# loaded on exit. Prints KTAP and "differential: N cases, M differences,
-# K explained".
+# loaded on exit. Every harness must exist, exit 0 and print exactly the
+# number of cases tests/vm/differential-expected gives it, in both runs:
+# otherwise the environment is broken and the run fails, whatever the
+# comparison says. Prints KTAP and "differential: N cases (S success
+# paths, R reply images), M differences, K explained", S counting the
+# cases that logged a successful return or reply bytes, R those that logged
+# reply bytes.
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
 build=$here/../build
 explained_file=$here/differential-explained
 work=$(mktemp -d)
-harnesses=(ucma_abi ucma_cmds ucma_abi_rs)
+harnesses=(ucma_abi ucma_cmds ucma_diff ucma_abi_rs)
+expected_file=$here/differential-expected
 
 echo "KTAP version 1"
 echo "1..2"
@@ -26,13 +32,34 @@ if ! grep -q '^ucma_rs ' /proc/modules; then
 	exit 0
 fi
 
+# Runs every harness; returns 1 if one is missing, exits non-zero or prints
+# another number of cases than expected.
 run_harnesses() { # $1 tag
-	local h
+	local h rc n want t0 ms bad=0
 	for h in "${harnesses[@]}"; do
-		[ -x "$build/$h" ] || continue
+		if [ ! -x "$build/$h" ]; then
+			echo "# $1: $h: missing ($build/$h)"
+			bad=1
+			continue
+		fi
+		t0=$(date +%s%N)
 		UCMA_OBSERVE=$work/$1.obs "$build/$h" >"$work/$1-$h.ktap" 2>&1
-		echo "# $1: $h: $(tail -n 1 "$work/$1-$h.ktap")"
+		rc=$?
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		n=$(grep -cE '^(not )?ok [0-9]+ ' "$work/$1-$h.ktap")
+		want=$(awk -v h="$h" '$1 == h { print $2 }' "$expected_file" 2>/dev/null)
+		echo "# $1: $h: exit $rc, $n cases, $ms ms: $(tail -n 1 "$work/$1-$h.ktap")"
+		grep -E '^not ok |^Bail out' "$work/$1-$h.ktap" | sed "s/^/#   $1: $h: /"
+		if [ "$rc" != 0 ]; then
+			echo "# $1: $h exited $rc"
+			bad=1
+		fi
+		if [ "$n" != "${want:-none}" ]; then
+			echo "# $1: $h printed $n cases, expected ${want:-(not in $expected_file)}"
+			bad=1
+		fi
 	done
+	return $bad
 }
 unload() { # $1 module
 	local i
@@ -45,20 +72,20 @@ unload() { # $1 module
 }
 
 ok=1
-run_harnesses rust
+run_harnesses rust || ok=0
 unload ucma_rs || ok=0
 # guest-init keeps modprobe from loading rdma_ucm behind our back.
 modprobe --ignore-install rdma_ucm || ok=0
 echo "ucma-rs: uCMA module loaded: c" >/dev/kmsg
 [ -c /dev/infiniband/rdma_cm ] || ok=0
-run_harnesses c
+run_harnesses c || ok=0
 unload rdma_ucm || ok=0
 insmod "$here/../../ucma_rs.ko" || ok=0
 echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
 if [ $ok = 1 ] && [ -s "$work/rust.obs" ] && [ -s "$work/c.obs" ]; then
 	echo "ok 1 differential_runs"
 else
-	echo "not ok 1 differential_runs # module swap or harness run failed"
+	echo "not ok 1 differential_runs # module swap failed, or a harness was missing, failed or printed too few cases"
 fi
 
 # One key per observation: case, kind, and its occurrence number.
@@ -69,8 +96,11 @@ keyed() {
 keyed "$work/rust.obs" >"$work/rust.keyed"
 keyed "$work/c.obs" >"$work/c.keyed"
 cases=$(cut -d' ' -f1 "$work/rust.keyed" "$work/c.keyed" | sort -u | wc -l)
-differing=$(join -t $'\t' -a1 -a2 -e MISSING -o 0,1.2,2.2 "$work/rust.keyed" "$work/c.keyed" |
-	awk -F'\t' '$2 != $3 { split($1, a, " "); print a[1] }' | sort -u)
+success=$(awk '($2 == "rc" && $3 == 0) || $2 == "reply" { print $1 }' "$work/rust.obs" "$work/c.obs" |
+	sort -u | wc -l)
+replies=$(awk '$2 == "reply" { print $1 }' "$work/rust.obs" "$work/c.obs" | sort -u | wc -l)
+join -t $'\t' -a1 -a2 -e MISSING -o 0,1.2,2.2 "$work/rust.keyed" "$work/c.keyed" >"$work/joined"
+differing=$(awk -F'\t' '$2 != $3 { split($1, a, " "); print a[1] }' "$work/joined" | sort -u)
 diffs=0 explained=0 unexplained=0
 for c in $differing; do
 	diffs=$((diffs + 1))
@@ -82,13 +112,23 @@ for c in $differing; do
 		echo "# DIFFERENCE in $c:"
 		grep "^$c " "$work/rust.obs" | sed 's/^/#   ucma_rs:  /'
 		grep "^$c " "$work/c.obs" | sed 's/^/#   rdma_ucm: /'
+		# Where two reply images part: the first differing byte.
+		awk -F'\t' -v c="$c" '{ split($1, k, " ") }
+			k[1] == c && k[2] == "reply" && $2 != $3 && $2 ~ /^[0-9a-f]+$/ && $3 ~ /^[0-9a-f]+$/ {
+				for (i = 1; substr($2, i, 2) == substr($3, i, 2); i += 2)
+					;
+				printf "#   %s %s: first difference at byte %d: ucma_rs %s, rdma_ucm %s\n", k[2], k[3],
+					(i - 1) / 2, substr($2, i, 2), substr($3, i, 2)
+			}' "$work/joined"
 	fi
 done
-if [ $unexplained = 0 ] && [ "$cases" -gt 0 ]; then
+if [ $ok = 1 ] && [ $unexplained = 0 ] && [ "$cases" -gt 0 ]; then
 	echo "ok 2 differential_no_unexplained"
+elif [ $unexplained = 0 ]; then
+	echo "not ok 2 differential_no_unexplained # the runs were incomplete (see differential_runs): $cases cases compared prove nothing"
 else
 	echo "not ok 2 differential_no_unexplained # $unexplained unexplained of $cases cases"
 fi
-echo "differential: $cases cases, $diffs differences, $explained explained"
+echo "differential: $cases cases ($success success paths, $replies reply images), $diffs differences, $explained explained"
 rm -rf "$work"
 [ $ok = 1 ] && [ $unexplained = 0 ]
