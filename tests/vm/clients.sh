@@ -11,7 +11,7 @@ set -u
 filter=${1:-}
 logdir=${CLIENT_LOGS:-/tmp/ucma-clients}
 mkdir -p "$logdir"
-n=0 fail=0 port=7500
+n=0 fail=0 retried=0 port=7500
 # Iteration counts: the full ones, or a tenth to a fifth of them on the debug
 # kernel (KASAN and lockdep under TCG), where the point is the oracles.
 if [ "${UCMA_KERNEL:-default}" = debug ]; then
@@ -98,6 +98,7 @@ for i in "${!names[@]}"; do
 	elif echo "# $name failed once, retrying on another port" && sleep 2 &&
 		run_pair "$name" "${srv_cmd/-p /-p 1}" "${cli_cmd/-p /-p 1}" "$forever"; then
 		echo "ok $n $name # passed on retry"
+		retried=$((retried + 1))
 	else
 		echo "not ok $n $name # client: $(tail -n 3 "$logdir/$name.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$name.server" | tr '\n' ' ')"
 		fail=$((fail + 1))
@@ -114,5 +115,5 @@ else
 	echo "not ok $n no_cm_id_left # $(echo "$left" | head -n 5 | tr '\n' ' ')"
 	fail=$((fail + 1))
 fi
-echo "# $((n - fail)) passed, $fail failed, 0 skipped"
+echo "# $((n - fail - retried)) passed, $fail failed, 0 skipped, $retried retried"
 [ $fail = 0 ]

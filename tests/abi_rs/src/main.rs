@@ -268,6 +268,33 @@ fn takes_id(c: Command) -> bool {
     )
 }
 
+/// Whether the command has a payload (which `payload_fault` makes fault).
+fn has_payload(c: Command) -> bool {
+    let f = Fill {
+        valid: false,
+        response: 0,
+        addr: [0; 4],
+        fd: u32::MAX,
+    };
+    !payload(c, UNKNOWN_ID, f).is_empty()
+}
+
+/// Whether `short_out` applies: a reply, and not MIGRATE_ID (which moves
+/// the id before it writes its reply).
+fn has_short_out(c: Command) -> bool {
+    reply_size(c) != 0 && c != Command::MigrateId
+}
+
+/// The number of cases `Harness::run` reports: the plan, printed first.
+fn plan() -> u32 {
+    let mut n = 1 + 4; // rs_destroy_reports_zero; the four destroys at the end
+    for c in Command::ALL {
+        n += 3 + u32::from(has_payload(c)) + u32::from(has_short_out(c));
+        n += 2 * u32::from(takes_id(c));
+    }
+    n
+}
+
 /// The command's name in snake case, for case names (`CreateId` -> `create_id`).
 fn name(c: Command) -> String {
     let mut s = String::new();
@@ -320,7 +347,7 @@ impl Harness {
         // The length check comes before the command table (GET_OPTION too).
         self.r
             .errno(&format!("rs_{n}_in_beyond_write"), got, EINVAL);
-        if p.is_empty() {
+        if !has_payload(c) {
             return;
         }
         let got = self
@@ -346,7 +373,7 @@ impl Harness {
 
     fn probe_short_out(&mut self, c: Command, id: u32) {
         let out = reply_size(c);
-        if out == 0 || c == Command::MigrateId {
+        if !has_short_out(c) {
             return;
         }
         let n = name(c);
@@ -412,7 +439,7 @@ impl Harness {
 }
 
 fn main() {
-    let r = Report::new();
+    let mut r = Report::new();
     let Some(addr) = std::env::var("RXE_IP")
         .ok()
         .and_then(|s| s.parse::<std::net::Ipv4Addr>().ok())
@@ -425,7 +452,7 @@ fn main() {
         std::process::exit(1);
     };
     dev.set_nonblocking();
-    r.header();
+    r.header(plan());
     let mut h = Harness {
         r,
         dev,
