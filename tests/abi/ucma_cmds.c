@@ -383,9 +383,9 @@ static void test_resolved_queries(uint32_t id)
 
 /*
  * A context whose device is removed becomes a zombie: DEVICE_REMOVAL is
- * delivered, every command on it is ENXIO, DESTROY_ID still works and
- * counts the events. Uses its own rxe device (rxez on vethz0), so the
- * suite's rxe0/siw0 stay untouched.
+ * delivered, QUERY_ROUTE, RESOLVE_IP and WRITE_CM_EVENT on it are ENXIO,
+ * DESTROY_ID still works and counts the events. Uses its own rxe device
+ * (rxez on vethz0), so the suite's rxe0/siw0 stay untouched.
  */
 static void test_zombie(void)
 {

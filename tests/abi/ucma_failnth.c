@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fail-nth sweep of every uCMA command path. For each path, a scenario sets
+ * fail-nth sweep of every uCMA command, in one state each (and QUERY and
+ * SET_OPTION with several options). For each path, a scenario sets
  * up what the command needs (no fault), then runs the command with
  * /proc/thread-self/fail-nth = n, for n = 1, 2, ... until a run finishes
  * without reaching its n-th fault point. The points are every failslab,

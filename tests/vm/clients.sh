@@ -4,7 +4,8 @@
 # VM tier: the real librdmacm tools, server and client in one guest, over
 # siw and rxe, IPv4 and IPv6, servers bound to the explicit address (KTAP).
 # Runs against whichever uCMA module is loaded. A failed pair is retried
-# once (soft-RDMA under TCG is occasionally flaky) and the retry reported.
+# once (soft-RDMA under TCG is occasionally flaky) and the retry reported:
+# "ok N name # passed on retry", counted as retried, not passed.
 #
 # Usage: clients.sh [FILTER]   (only cases whose name contains FILTER)
 set -u

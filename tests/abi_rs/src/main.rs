@@ -4,7 +4,7 @@
 //! harness (the C half is `tests/abi/`). It speaks the write() ABI through
 //! `ucma_core`'s ABI structs, so it also checks that those structs are what
 //! both modules expect, and sweeps every command number through the same
-//! probes:
+//! probes, each where it applies (see `plan()`):
 //!
 //! - `unknown`: an id no file owns, other fields zero: the errno of the first
 //!   check that fails, in the C module's order;
