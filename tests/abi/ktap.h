@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Minimal KTAP v1 reporting for the ucma-rs userspace tests: one
- * "ok N name" / "not ok N name # reason" line per case, a plan, and a
- * closing "# N passed, M failed" line.
+ * Minimal KTAP v1 reporting for the ucma-rs userspace tests: the plan
+ * ("1..N", before the first case), one "ok N name" / "not ok N name # reason"
+ * line per case, and a closing "# N passed, M failed, K skipped" line.
+ * ktap_finish() fails a harness whose count of cases is not its plan;
+ * tests/vm/ktap-verdict also fails a harness that died before its plan was
+ * done.
  */
 #ifndef UCMA_KTAP_H
 #define UCMA_KTAP_H
@@ -15,6 +18,7 @@
 #include <string.h>
 
 static int ktap_n, ktap_pass, ktap_fail, ktap_skip;
+static int ktap_plan = -1;
 
 /*
  * The differential log: with UCMA_OBSERVE=path in the environment, every
@@ -85,8 +89,10 @@ static inline uint32_t ktap_norm_id(uint32_t id)
 	return nseen;
 }
 
+/* The version line and the plan: call before the first case. */
 static inline void ktap_header(int plan)
 {
+	ktap_plan = plan;
 	printf("KTAP version 1\n1..%d\n", plan);
 	fflush(stdout);
 }
@@ -126,6 +132,10 @@ static inline void ktap_skipped(const char *name, const char *why)
 static inline int ktap_finish(void)
 {
 	printf("# %d passed, %d failed, %d skipped\n", ktap_pass, ktap_fail, ktap_skip);
+	if (ktap_n != ktap_plan) {
+		printf("# plan mismatch: planned %d cases, ran %d\n", ktap_plan, ktap_n);
+		return 1;
+	}
 	return ktap_fail ? 1 : 0;
 }
 

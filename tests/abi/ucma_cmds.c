@@ -376,9 +376,9 @@ static void test_resolved_queries(uint32_t id)
 
 /*
  * A context whose device is removed becomes a zombie: DEVICE_REMOVAL is
- * delivered, every command on it is ENXIO, DESTROY_ID still works and
- * counts the events. Uses its own rxe device (rxez on vethz0), so the
- * suite's rxe0/siw0 stay untouched.
+ * delivered, QUERY_ROUTE, RESOLVE_IP and WRITE_CM_EVENT on it are ENXIO,
+ * DESTROY_ID still works and counts the events. Uses its own rxe device
+ * (rxez on vethz0), so the suite's rxe0/siw0 stay untouched.
  */
 static void test_zombie(void)
 {
@@ -858,20 +858,25 @@ static int c_uaf_demo(void)
 	return uaf ? 0 : 2;
 }
 
+/*
+ * Each group with its number of cases: the plan, printed before the first
+ * case, is their sum (a case added to a group must be counted here).
+ */
 static const struct group {
 	const char *name;
 	void (*run)(void);
+	int cases;
 } groups[] = {
-	{ "create_destroy", test_create_destroy },
-	{ "events", test_events },
-	{ "signal", test_signal },
-	{ "addressing", test_addressing },
-	{ "zombie", test_zombie },
-	{ "ece", test_ece },
-	{ "migrate_same_file", test_migrate_same_file },
-	{ "layout", test_connect_request_layout },
-	{ "query_ib_service", test_query_ib_service },
-	{ "mcast_same_address", test_mcast_same_address },
+	{ "create_destroy", test_create_destroy, 10 },
+	{ "events", test_events, 20 },
+	{ "signal", test_signal, 1 },
+	{ "addressing", test_addressing, 40 },
+	{ "zombie", test_zombie, 8 },
+	{ "ece", test_ece, 4 },
+	{ "migrate_same_file", test_migrate_same_file, 1 },
+	{ "layout", test_connect_request_layout, 1 },
+	{ "query_ib_service", test_query_ib_service, 3 },
+	{ "mcast_same_address", test_mcast_same_address, 1 },
 };
 
 /*
@@ -881,6 +886,7 @@ static const struct group {
 int main(int argc, char **argv)
 {
 	const char *ip = getenv("RXE_IP");
+	int plan = 0, before;
 	unsigned int i;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -899,11 +905,19 @@ int main(int argc, char **argv)
 		printf("Bail out! open %s: %s\n", DEV, strerror(errno));
 		return 1;
 	}
-	printf("KTAP version 1\n");
 	for (i = 0; i < ARRAY_SIZE(groups); i++)
 		if (argc < 2 || strstr(groups[i].name, argv[1]))
-			groups[i].run();
-	printf("1..%d\n", ktap_n);
+			plan += groups[i].cases;
+	ktap_header(plan);
+	for (i = 0; i < ARRAY_SIZE(groups); i++) {
+		if (argc > 1 && !strstr(groups[i].name, argv[1]))
+			continue;
+		before = ktap_n;
+		groups[i].run();
+		if (ktap_n - before != groups[i].cases)
+			printf("# group %s: planned %d cases, ran %d\n", groups[i].name,
+			       groups[i].cases, ktap_n - before);
+	}
 	close(fd1);
 	close(fd2);
 	return ktap_finish();

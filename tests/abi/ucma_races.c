@@ -1626,7 +1626,8 @@ int main(int argc, char **argv)
 	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
 	for (c = 0; c < ARRAY_SIZE(cases); c++)
 		plan += selected(argc, argv, cases[c].name);
-	printf("KTAP version 1\n1..%d\n# %d iterations per race\n", plan, iters);
+	ktap_header(plan);
+	printf("# %d iterations per race\n", iters);
 	for (c = 0; c < ARRAY_SIZE(cases); c++)
 		if (selected(argc, argv, cases[c].name))
 			cases[c].fn();

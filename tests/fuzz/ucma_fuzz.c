@@ -667,8 +667,10 @@ int main(int argc, char **argv)
 	base = probe_id();
 	if (system("ip link add vethf0 type veth peer name vethf1 && ip link set vethf0 up && ip link set vethf1 up"))
 		printf("# no spare veth: the chaos runs without it\n");
-	printf("KTAP version 1\n1..4\n# seed %lu, %lu commands max, %d s max, %d processes x %d threads\n",
-	       seed, limit, seconds, procs, nthreads);
+	ktap_header(4);
+	printf("# seed %lu, %lu commands max, %d s max, %d processes x %d threads\n", seed, limit,
+	       seconds, procs, nthreads);
+	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	deadline = time(NULL) + seconds;
 	chaos_pid = fork();

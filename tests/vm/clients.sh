@@ -4,14 +4,15 @@
 # VM tier: the real librdmacm tools, server and client in one guest, over
 # siw and rxe, IPv4 and IPv6, servers bound to the explicit address (KTAP).
 # Runs against whichever uCMA module is loaded. A failed pair is retried
-# once (soft-RDMA under TCG is occasionally flaky) and the retry reported.
+# once (soft-RDMA under TCG is occasionally flaky) and the retry reported:
+# "ok N name # passed on retry", counted as retried, not passed.
 #
 # Usage: clients.sh [FILTER]   (only cases whose name contains FILTER)
 set -u
 filter=${1:-}
 logdir=${CLIENT_LOGS:-/tmp/ucma-clients}
 mkdir -p "$logdir"
-n=0 fail=0 port=7500
+n=0 fail=0 retried=0 port=7500
 # Iteration counts: the full ones, or a tenth to a fifth of them on the debug
 # kernel (KASAN and lockdep under TCG), where the point is the oracles.
 if [ "${UCMA_KERNEL:-default}" = debug ]; then
@@ -98,6 +99,7 @@ for i in "${!names[@]}"; do
 	elif echo "# $name failed once, retrying on another port" && sleep 2 &&
 		run_pair "$name" "${srv_cmd/-p /-p 1}" "${cli_cmd/-p /-p 1}" "$forever"; then
 		echo "ok $n $name # passed on retry"
+		retried=$((retried + 1))
 	else
 		echo "not ok $n $name # client: $(tail -n 3 "$logdir/$name.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$name.server" | tr '\n' ' ')"
 		fail=$((fail + 1))
@@ -114,5 +116,5 @@ else
 	echo "not ok $n no_cm_id_left # $(echo "$left" | head -n 5 | tr '\n' ' ')"
 	fail=$((fail + 1))
 fi
-echo "# $((n - fail)) passed, $fail failed, 0 skipped"
+echo "# $((n - fail - retried)) passed, $fail failed, 0 skipped, $retried retried"
 [ $fail = 0 ]

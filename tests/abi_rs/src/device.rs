@@ -115,6 +115,16 @@ impl Pages {
         u32::from_ne_bytes(b)
     }
 
+    /// The first `n` (at most a page) bytes of the last reply.
+    pub fn reply_bytes(&self, n: usize) -> Vec<u8> {
+        let n = n.min(PAGE);
+        let mut b = vec![0u8; n];
+        // SAFETY: by the type invariant the first page is mapped read-write,
+        // and n is at most its size.
+        unsafe { std::ptr::copy_nonoverlapping(self.base, b.as_mut_ptr(), n) };
+        b
+    }
+
     /// Writes a command whose header ends the accessible page, so that its
     /// `payload_len` bytes of payload lie in the inaccessible one.
     pub fn faulting_write(

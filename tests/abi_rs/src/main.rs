@@ -4,7 +4,7 @@
 //! harness (the C half is `tests/abi/`). It speaks the write() ABI through
 //! `ucma_core`'s ABI structs, so it also checks that those structs are what
 //! both modules expect, and sweeps every command number through the same
-//! probes:
+//! probes, each where it applies (see `plan()`):
 //!
 //! - `unknown`: an id no file owns, other fields zero: the errno of the first
 //!   check that fails, in the C module's order;
@@ -14,7 +14,9 @@
 //! - `payload_fault`: the payload runs into an unmapped page: EFAULT;
 //! - `foreign`: a valid id of another file: EINVAL;
 //! - `stale`: a destroyed id: ENOENT;
-//! - `short_out`: a reply buffer one byte short: ENOSPC.
+//! - `short_out`: a reply buffer one byte short: ENOSPC;
+//! - `zombie`: an id whose device (rxez, added and deleted here) is gone:
+//!   ENXIO.
 //!
 //! Needs `RXE_IP` (set by scripts/vm-run). Prints KTAP; with `UCMA_OBSERVE`
 //! set, also logs every case for tests/vm/differential.sh.
@@ -34,6 +36,30 @@ const ENOSPC: i32 = libc::ENOSPC;
 const EFAULT: i32 = libc::EFAULT;
 const ENOSYS: i32 = libc::ENOSYS;
 const EAGAIN: i32 = libc::EAGAIN;
+const ENXIO: i32 = libc::ENXIO;
+
+/// `enum rdma_cm_event_type`: the events the zombie case waits for.
+const EV_ADDR_RESOLVED: u32 = 0;
+const EV_DEVICE_REMOVAL: u32 = 11;
+/// The zombie case's own device: rxez on vethz0 (as in tests/abi/ucma_cmds.c).
+const ZOMBIE_ADDR: [u8; 4] = [203, 0, 113, 1];
+const ZOMBIE_UP: &str = "ip link add vethz0 type veth peer name vethz1 && \
+    ip addr add 203.0.113.1/24 dev vethz0 && ip link set vethz0 up && ip link set vethz1 up && \
+    rdma link add rxez type rxe netdev vethz0 && \
+    for i in $(seq 50); do rdma link show rxez/1 | grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1";
+
+/// Runs a shell command; whether it succeeded.
+fn sh(cmd: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Commands probed on a zombie: those that take a context id, but DESTROY_ID.
+fn zombie_probed(c: Command) -> bool {
+    takes_id(c) && c != Command::DestroyId
+}
 
 /// An id no file owns (the table allocates from 0 upwards).
 const UNKNOWN_ID: u32 = 0x7fff_fff0;
@@ -268,6 +294,34 @@ fn takes_id(c: Command) -> bool {
     )
 }
 
+/// Whether the command has a payload (which `payload_fault` makes fault).
+fn has_payload(c: Command) -> bool {
+    let f = Fill {
+        valid: false,
+        response: 0,
+        addr: [0; 4],
+        fd: u32::MAX,
+    };
+    !payload(c, UNKNOWN_ID, f).is_empty()
+}
+
+/// Whether `short_out` applies: a reply, and not MIGRATE_ID (which moves
+/// the id before it writes its reply).
+fn has_short_out(c: Command) -> bool {
+    reply_size(c) != 0 && c != Command::MigrateId
+}
+
+/// The number of cases `Harness::run` reports: the plan, printed first.
+fn plan() -> u32 {
+    let mut n = 1 + 4; // rs_destroy_reports_zero; the four destroys at the end
+    for c in Command::ALL {
+        n += 3 + u32::from(has_payload(c)) + u32::from(has_short_out(c));
+        n += 2 * u32::from(takes_id(c));
+        n += u32::from(zombie_probed(c));
+    }
+    n + 2 // rs_zombie_device_removal, rs_zombie_destroy_counts_events
+}
+
 /// The command's name in snake case, for case names (`CreateId` -> `create_id`).
 fn name(c: Command) -> String {
     let mut s = String::new();
@@ -320,7 +374,7 @@ impl Harness {
         // The length check comes before the command table (GET_OPTION too).
         self.r
             .errno(&format!("rs_{n}_in_beyond_write"), got, EINVAL);
-        if p.is_empty() {
+        if !has_payload(c) {
             return;
         }
         let got = self
@@ -346,7 +400,7 @@ impl Harness {
 
     fn probe_short_out(&mut self, c: Command, id: u32) {
         let out = reply_size(c);
-        if out == 0 || c == Command::MigrateId {
+        if !has_short_out(c) {
             return;
         }
         let n = name(c);
@@ -373,6 +427,76 @@ impl Harness {
         let d = if dev_other { &self.other } else { &self.dev };
         d.cmd(Command::DestroyId as u32, s.as_bytes(), 4)?;
         Ok(self.pages.reply_u32())
+    }
+
+    /// The next event of `dev` (non-blocking), waiting up to 10 s:
+    /// (id, event, status).
+    fn wait_event(&mut self) -> Option<(u32, u32, u32)> {
+        let p = payload(Command::GetEvent, 0, self.fill(true));
+        for _ in 0..500 {
+            match self
+                .dev
+                .cmd(Command::GetEvent as u32, &p, reply_size(Command::GetEvent))
+            {
+                Ok(()) => {
+                    let b = self.pages.reply_bytes(20);
+                    let word = |o: usize| u32::from_ne_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
+                    return Some((word(8), word(12), word(16)));
+                }
+                Err(EAGAIN) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                Err(_) => return None,
+            }
+        }
+        None
+    }
+
+    /// A zombie: an id resolved on its own rxe device, which is then
+    /// deleted. Once DEVICE_REMOVAL has arrived, every command that takes a
+    /// context id, its other fields valid (as for `foreign`), answers ENXIO;
+    /// DESTROY_ID still works and counts the two delivered events.
+    fn zombie(&mut self) {
+        let id = if sh(ZOMBIE_UP) {
+            self.create(false, RDMA_PS_UDP)
+        } else {
+            None
+        };
+        let mut f = self.fill(true);
+        f.addr = ZOMBIE_ADDR;
+        let resolved = id.is_some_and(|id| {
+            let p = payload(Command::ResolveIp, id, f);
+            self.dev.cmd(Command::ResolveIp as u32, &p, 0).is_ok()
+                && self
+                    .wait_event()
+                    .is_some_and(|e| e.0 == id && e.1 == EV_ADDR_RESOLVED && e.2 == 0)
+        });
+        let removed = resolved
+            && sh("rdma link delete rxez")
+            && self
+                .wait_event()
+                .is_some_and(|e| Some(e.0) == id && e.1 == EV_DEVICE_REMOVAL);
+        self.r.check(
+            "rs_zombie_device_removal",
+            removed,
+            &format!(
+                "id {id:?}, resolved {resolved}: no DEVICE_REMOVAL after rdma link delete rxez"
+            ),
+        );
+        let zid = id.unwrap_or(UNKNOWN_ID);
+        for c in Command::ALL.into_iter().filter(|c| zombie_probed(*c)) {
+            let mut f = self.fill(true);
+            if c == Command::MigrateId {
+                f.fd = self.dev.raw_fd() as u32;
+            }
+            let got = self.dev.cmd(c as u32, &payload(c, zid, f), reply_size(c));
+            self.r.errno(&format!("rs_{}_zombie", name(c)), got, ENXIO);
+        }
+        let d = self.destroy(false, zid);
+        self.r.check(
+            "rs_zombie_destroy_counts_events",
+            d == Ok(2),
+            &format!("{d:?}"),
+        );
+        sh("ip link delete vethz0 2>/dev/null");
     }
 
     fn run(&mut self) {
@@ -412,7 +536,7 @@ impl Harness {
 }
 
 fn main() {
-    let r = Report::new();
+    let mut r = Report::new();
     let Some(addr) = std::env::var("RXE_IP")
         .ok()
         .and_then(|s| s.parse::<std::net::Ipv4Addr>().ok())
@@ -425,7 +549,7 @@ fn main() {
         std::process::exit(1);
     };
     dev.set_nonblocking();
-    r.header();
+    r.header(plan());
     let mut h = Harness {
         r,
         dev,
@@ -434,5 +558,6 @@ fn main() {
         addr: addr.octets(),
     };
     h.run();
+    h.zombie();
     std::process::exit(h.r.finish());
 }

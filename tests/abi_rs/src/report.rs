@@ -7,6 +7,7 @@ use std::io::Write;
 
 pub struct Report {
     n: u32,
+    plan: u32,
     failed: u32,
     observe: Option<File>,
 }
@@ -21,13 +22,17 @@ impl Report {
             .and_then(|p| OpenOptions::new().create(true).append(true).open(p).ok());
         Report {
             n: 0,
+            plan: 0,
             failed: 0,
             observe,
         }
     }
 
-    pub fn header(&self) {
+    /// The version line and the plan, before the first case.
+    pub fn header(&mut self, plan: u32) {
+        self.plan = plan;
         println!("KTAP version 1");
+        println!("1..{plan}");
     }
 
     fn log(&mut self, line: String) {
@@ -67,14 +72,21 @@ impl Report {
         self.check(name, got == Err(want), &why);
     }
 
-    /// Prints the plan and the summary; the exit status.
+    /// Prints the summary; the exit status: 1 if a case failed or the
+    /// count of cases is not the plan.
     pub fn finish(&self) -> i32 {
-        println!("1..{}", self.n);
         println!(
             "# {} passed, {} failed, 0 skipped",
             self.n - self.failed,
             self.failed
         );
+        if self.n != self.plan {
+            println!(
+                "# plan mismatch: planned {} cases, ran {}",
+                self.plan, self.n
+            );
+            return 1;
+        }
         i32::from(self.failed != 0)
     }
 }
