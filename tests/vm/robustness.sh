@@ -72,7 +72,7 @@ res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $l
 rmmod_case() {
 	local mod=ucma_rs load="insmod $UCMA_ROOT/ucma_rs.ko" round far near why=
 	if [ "${UCMA_MODULE:-}" = c ]; then
-		mod=rdma_ucm load="modprobe rdma_ucm"
+		mod=rdma_ucm load="modprobe --ignore-install rdma_ucm"
 	fi
 	echo "robustness: rmmod_after_last_close start" >/dev/kmsg
 	for round in 1 2 3; do
