@@ -64,19 +64,20 @@ rc=$?
 res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $left"
 
 # rmmod right after the last close, with resolves pending: ucmatose
-# clients resolving an address nobody answers (ARP times out after 2 s) and
+# clients resolving an address nobody answers (a new one each round) (ARP times out after 2 s) and
 # the rxe address (their handlers run meanwhile) are killed, and the module
-# is removed at once. The release must have destroyed every id, so that no
-# pending resolve's handler runs into the unloaded module: no splat once
-# the resolves' 2 s have passed, no cm_id, and the module loads again.
+# is removed at once. The release must have destroyed every id: a pending
+# resolve whose handler outlived the module would run into its freed text
+# within the 2 s waited before the reload. Then no splat, no cm_id, and the
+# module loads again.
 rmmod_case() {
-	local mod=ucma_rs load="insmod $UCMA_ROOT/ucma_rs.ko" round far near why=
+	local mod=ucma_rs load="insmod $UCMA_ROOT/ucma_rs.ko" round far near why= splat
 	if [ "${UCMA_MODULE:-}" = c ]; then
 		mod=rdma_ucm load="modprobe --ignore-install rdma_ucm"
 	fi
 	echo "robustness: rmmod_after_last_close start" >/dev/kmsg
 	for round in 1 2 3; do
-		ucmatose -s 192.0.2.99 -c 32 >/dev/null 2>&1 &
+		ucmatose -s 192.0.2.9$round -c 32 >/dev/null 2>&1 &
 		far=$!
 		ucmatose -s "$RXE_IP" -p 7604 -c 32 >/dev/null 2>&1 &
 		near=$!
@@ -84,15 +85,14 @@ rmmod_case() {
 		kill -9 $far $near
 		wait $far $near 2>/dev/null
 		rmmod $mod || { why="round $round: rmmod $mod failed"; break; }
+		sleep 2.5
 		$load || { why="round $round: $load failed"; break; }
 		exec 3<>/dev/infiniband/rdma_cm || { why="round $round: no rdma_cm after reload"; break; }
 		exec 3>&-
 	done
-	sleep 3
-	local splat
 	splat=$(dmesg | sed -n '/robustness: rmmod_after_last_close start/,$p' |
 		grep -E 'BUG:|WARNING:|Oops|general protection|KASAN:|UBSAN:|Call Trace:' | head -n 3)
-	[ -z "$why" ] && [ -n "$splat" ] && why="splat: $splat"
+	[ -n "$splat" ] && why="${why:+$why; }splat: $splat"
 	[ -z "$why" ] && { why=$(no_cm_ids) || why="cm_ids left: $why"; }
 	[ -z "$why" ]
 	res $? rmmod_right_after_last_close_with_resolves_pending "$why"
