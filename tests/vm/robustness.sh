@@ -64,12 +64,12 @@ rc=$?
 res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $left"
 
 # rmmod right after the last close, with resolves pending: ucmatose
-# clients resolving an address nobody answers (a new one each round) (ARP times out after 2 s) and
-# the rxe address (their handlers run meanwhile) are killed, and the module
-# is removed at once. The release must have destroyed every id: a pending
-# resolve whose handler outlived the module would run into its freed text
-# within the 2 s waited before the reload. Then no splat, no cm_id, and the
-# module loads again.
+# clients resolving an address nobody answers (ARP times out after 2 s; a
+# new address each round) and the rxe address (their handlers run
+# meanwhile) are killed, and the module is removed at once. The release
+# must have destroyed every id: a pending resolve whose handler outlived
+# the module would run into its freed text within the 2.5 s waited before
+# the reload. Then no splat, no cm_id, and the module loads again.
 rmmod_case() {
 	local mod=ucma_rs load="insmod $UCMA_ROOT/ucma_rs.ko" round far near why= splat
 	if [ "${UCMA_MODULE:-}" = c ]; then
