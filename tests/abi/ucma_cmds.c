@@ -14,6 +14,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +24,9 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -859,6 +863,467 @@ static int c_uaf_demo(void)
 }
 
 /*
+ * Behaviour users rely on (issue 13 item 11), each case on files of its
+ * own: the max_backlog clamp of LISTEN, SIGKILL and SA_RESTART during a
+ * blocking GET_EVENT, a forked child holding the file, epoll, and ids
+ * created inside a network namespace. Forked children cannot write to an
+ * inherited file (the credential check, see ucma_abi.c): a child that
+ * must block in GET_EVENT opens a file of its own.
+ */
+#define MAX_BACKLOG_SYSCTL "/proc/sys/net/rdma_ucm/max_backlog"
+#define BACKLOG_CLIENTS 4
+/* Nothing answers ARP for it on veth0: its resolve ends in ADDR_ERROR. */
+#define UNREACHABLE_IP "192.0.2.99"
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int write_long(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -1;
+	ret = fprintf(f, "%ld\n", v) < 0;
+	return fclose(f) || ret ? -1 : 0;
+}
+
+/*
+ * Waits up to 5 s until thread @tid of @pid is in a write(2) to its file
+ * descriptor @fd (/proc/PID/task/TID/syscall: write's number, then @fd).
+ */
+static int wait_in_write(pid_t pid, pid_t tid, int fd)
+{
+	char path[64], buf[256];
+	unsigned long arg0;
+	int i, nr;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	for (i = 0; i < 500; i++) {
+		f = fopen(path, "r");
+		nr = -1;
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%d %lx", &nr, &arg0) != 2)
+				nr = -1;
+			fclose(f);
+		}
+		if (nr == SYS_write && arg0 == (unsigned long)fd)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* Reaps @pid if it exits within @ms; -1 if it is still there. */
+static int reap_within(pid_t pid, int ms, int *status)
+{
+	int i;
+
+	for (i = 0; i <= ms / 10; i++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * LISTEN clamps its backlog to net.rdma_ucm.max_backlog, and the backlog
+ * bounds the unfetched CONNECT_REQUESTs: with max_backlog 2, a listener
+ * asked for 100 gets two of four requests. The other two are refused with
+ * -ENOMEM, which ib_cm answers with no REJ (the client retries after its
+ * ~8 s REQ timeout), so the count is taken well before that.
+ */
+static void test_max_backlog(void)
+{
+	struct sockaddr_in a = rxe_addr;
+	struct pollfd p = { .events = POLLIN };
+	struct rdma_ucm_event_resp ev;
+	long old = read_long(MAX_BACKLOG_SYSCTL);
+	int fl, fc, i, reqs = 0, others = 0;
+	const char *failed = NULL;
+	uint32_t l = ~0u, c = ~0u;
+
+	if (old < 0 || write_long(MAX_BACKLOG_SYSCTL, 2)) {
+		ktap_result(0, "max_backlog_clamps_listen_backlog", "cannot set %s: %s",
+			    MAX_BACKLOG_SYSCTL, strerror(errno));
+		return;
+	}
+	fl = open(DEV, O_RDWR | O_CLOEXEC);
+	fc = open(DEV, O_RDWR | O_CLOEXEC);
+	a.sin_port = htons(7474);
+	if (create_id(fl, 0xb1, RDMA_PS_TCP, &l) || bind_ip(fl, l, &a) || listen_id(fl, l, 100))
+		failed = "listener";
+	for (i = 0; !failed && i < BACKLOG_CLIENTS; i++) {
+		if (create_id(fc, 0xc0 + i, RDMA_PS_TCP, &c) || resolve_ip(fc, c, &a) ||
+		    wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000) || resolve_route(fc, c) ||
+		    wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000))
+			failed = "client route";
+		else if (connect_id(fc, c, 0x100 + i))
+			failed = "connect";
+	}
+	if (!failed) {
+		p.fd = fl;
+		poll(&p, 1, 5000);
+		usleep(1500000);
+		set_nonblock(fl, 1);
+		while (get_event(fl, &ev, sizeof(ev)) == 0) {
+			if (ev.event == EV_CONNECT_REQUEST)
+				reqs++;
+			else
+				others++;
+		}
+	}
+	ktap_result(!failed && reqs == 2 && others == 0, "max_backlog_clamps_listen_backlog",
+		    "%s: max_backlog 2, LISTEN backlog 100, %d CONNECTs: %d CONNECT_REQUESTs and %d other events, want 2 and 0",
+		    failed ? failed : "connected", BACKLOG_CLIENTS, reqs, others);
+	close(fc);
+	close(fl);
+	if (write_long(MAX_BACKLOG_SYSCTL, old) || read_long(MAX_BACKLOG_SYSCTL) != old)
+		ktap_result(0, "max_backlog_restored", "could not restore %s to %ld", MAX_BACKLOG_SYSCTL,
+			    old);
+}
+
+/*
+ * A child blocked in GET_EVENT on a file of its own is killed with
+ * SIGKILL: it exits at once (the sleep is interruptible), and the file it
+ * inherited from the parent, with the parent's id and queued event, is left
+ * alone. The child's resolve to an unreachable address ends its wait after
+ * 4 s even if the sleep ignored SIGKILL.
+ */
+static void test_sigkill_get_event(void)
+{
+	struct sockaddr_in far = ipv4(UNREACHABLE_IP, 0);
+	struct rdma_ucm_event_resp ev;
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int blocked, gone, st = 0, ok, own = -1, ready[2];
+	uint32_t id = ~0u;
+	pid_t pid;
+
+	create_id(fd, 0x51, RDMA_PS_TCP, &id);
+	write_user_event(fd, id, EV_USER, 1, 0);
+	if (pipe2(ready, O_CLOEXEC)) {
+		ktap_result(0, "sigkill_during_get_event_exits_promptly", "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct rdma_ucm_resolve_ip r = { .timeout_ms = 4000 };
+		uint32_t cid = ~0u;
+
+		own = open(DEV, O_RDWR | O_CLOEXEC);
+		create_id(own, 0x52, RDMA_PS_TCP, &cid);
+		r.id = cid;
+		memcpy(&r.dst_addr, &far, sizeof(far));
+		CMD(own, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0);
+		/* Its next write to @own is GET_EVENT. */
+		if (write(ready[1], &own, sizeof(own)) != sizeof(own))
+			_exit(2);
+		get_event(own, &ev, sizeof(ev));
+		_exit(3);
+	}
+	close(ready[1]);
+	blocked = read(ready[0], &own, sizeof(own)) == sizeof(own) && wait_in_write(pid, pid, own) == 0;
+	close(ready[0]);
+	kill(pid, SIGKILL);
+	gone = reap_within(pid, 1500, &st) == 0;
+	if (!gone)
+		waitpid(pid, &st, 0);
+	ktap_result(blocked && gone && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL,
+		    "sigkill_during_get_event_exits_promptly",
+		    "child %s in GET_EVENT; %s within 1.5 s of SIGKILL (status %#x)",
+		    blocked ? "slept" : "never slept", gone ? "exited" : "still there", st);
+	set_nonblock(fd, 1);
+	memset(&ev, 0, sizeof(ev));
+	ok = get_event(fd, &ev, sizeof(ev)) == 0 && ev.id == id && ev.uid == 0x51 && ev.status == 1;
+	ok = ok && write_user_event(fd, id, EV_USER, 2, 0) == 0 && get_event(fd, &ev, sizeof(ev)) == 0 &&
+	     ev.status == 2 && destroy_id(fd, id, NULL) == 0;
+	ktap_result(ok, "sigkill_child_leaves_parent_fd_and_ids",
+		    "errno %d: the parent's id %u or its queued event is gone (event %u status %u)", errno,
+		    id, ev.event, ev.status);
+	close(fd);
+}
+
+/* Read only after calls the compiler cannot see through. */
+static sig_atomic_t usr1_seen;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_seen++;
+}
+
+struct kick {
+	pthread_t target;
+	pid_t tid;
+	int fd;
+	uint32_t id;
+	int ready;
+};
+
+/*
+ * Signals the GET_EVENT of @k->tid (its only write to @k->fd once this
+ * thread runs), then writes an event 300 ms later.
+ */
+static void *kick_get_event(void *arg)
+{
+	struct kick *k = arg;
+
+	k->ready = wait_in_write(getpid(), k->tid, k->fd) == 0;
+	pthread_kill(k->target, SIGUSR1);
+	usleep(300000);
+	write_user_event(k->fd, k->id, EV_USER, 0x5e5, 0);
+	return NULL;
+}
+
+/*
+ * A signal handled during a blocking GET_EVENT: with SA_RESTART the write()
+ * is restarted (ERESTARTSYS) and returns the event written after the
+ * signal; without, it fails with EINTR and the event stays queued.
+ */
+static void get_event_signalled(int restart)
+{
+	const char *name = restart ? "sa_restart_get_event_restarts" : "no_sa_restart_get_event_eintr";
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = restart ? SA_RESTART : 0 };
+	struct sigaction old;
+	struct kick k = { .target = pthread_self(), .tid = gettid() };
+	struct rdma_ucm_event_resp ev;
+	pthread_t t;
+	long rc;
+	int e;
+
+	k.fd = open(DEV, O_RDWR | O_CLOEXEC);
+	create_id(k.fd, 0x5a, RDMA_PS_TCP, &k.id);
+	usr1_seen = 0;
+	sigaction(SIGUSR1, &sa, &old);
+	memset(&ev, 0, sizeof(ev));
+	pthread_create(&t, NULL, kick_get_event, &k);
+	rc = get_event(k.fd, &ev, sizeof(ev));
+	e = errno;
+	pthread_join(t, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	if (restart) {
+		ktap_result(k.ready && usr1_seen == 1 && rc == 0 && ev.id == k.id && ev.status == 0x5e5, name,
+			    "slept %d, handler ran %d times; GET_EVENT rc %ld errno %d (%s), event status %#x, want the event written after the signal",
+			    k.ready, (int)usr1_seen, rc, e, strerror(e), ev.status);
+	} else {
+		set_nonblock(k.fd, 1);
+		ktap_result(k.ready && usr1_seen == 1 && rc == -1 && e == EINTR &&
+				    get_event(k.fd, &ev, sizeof(ev)) == 0 && ev.status == 0x5e5,
+			    name, "slept %d, handler ran %d times; GET_EVENT rc %ld errno %d (%s), want EINTR, then the later event queued",
+			    k.ready, (int)usr1_seen, rc, e, strerror(e));
+	}
+	ktap_observe_rc(name, rc, e);
+	close(k.fd);
+}
+
+static void test_get_event_signals(void)
+{
+	get_event_signalled(1);
+	get_event_signalled(0);
+}
+
+/*
+ * A forked child shares the parent's file: it sees the parent's queued
+ * event, and its close and exit are not the file's release. Only the last
+ * close, whichever process makes it, destroys the ids.
+ */
+static void test_fork(void)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int other = open(DEV, O_RDWR | O_CLOEXEC);
+	struct rdma_ucm_event_resp ev;
+	int pipefd[2], st = -1, ok, held;
+	uint32_t id = ~0u, id2 = ~0u;
+	long first, last;
+	pid_t pid;
+	char c = 0;
+
+	create_id(fd, 0xf0, RDMA_PS_TCP, &id);
+	write_user_event(fd, id, EV_USER, 1, 0);
+	pid = fork();
+	if (pid == 0) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		ok = poll(&p, 1, 0) == 1 && p.revents == POLLIN;
+		close(fd);
+		_exit(ok ? 0 : 1);
+	}
+	waitpid(pid, &st, 0);
+	set_nonblock(fd, 1);
+	memset(&ev, 0, sizeof(ev));
+	ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	ok = ok && get_event(fd, &ev, sizeof(ev)) == 0 && ev.id == id && ev.status == 1;
+	ok = ok && write_user_event(fd, id, EV_USER, 2, 0) == 0 && get_event(fd, &ev, sizeof(ev)) == 0 &&
+	     ev.status == 2;
+	ktap_result(ok, "fork_child_exit_leaves_parent_ids",
+		    "child status %#x (0: it saw POLLIN); errno %d: the parent's id %u or its event is gone", st,
+		    errno, id);
+	close(fd);
+
+	/* The parent closes first: the child's reference keeps the ids. */
+	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	create_id(fd, 0xf1, RDMA_PS_TCP, &id2);
+	if (pipe2(pipefd, O_CLOEXEC)) {
+		ktap_result(0, "fork_last_close_destroys_ids", "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[1]);
+		held = read(pipefd[0], &c, 1);
+		_exit(held < 0);
+	}
+	close(pipefd[0]);
+	close(fd);
+	errno = 0;
+	first = destroy_id(other, id2, NULL);
+	held = errno;
+	close(pipefd[1]);
+	waitpid(pid, &st, 0);
+	errno = 0;
+	last = destroy_id(other, id2, NULL);
+	ktap_result(first == -1 && held == EINVAL && last == -1 && errno == ENOENT,
+		    "fork_last_close_destroys_ids",
+		    "id %u after the parent's close: errno %d, want EINVAL (alive, another file's); after the child's exit: errno %d, want ENOENT",
+		    id2, held, errno);
+	close(other);
+}
+
+struct later_event {
+	int fd;
+	uint32_t id;
+};
+
+static void *write_event_later(void *arg)
+{
+	struct later_event *l = arg;
+
+	usleep(100000);
+	write_user_event(l->fd, l->id, EV_USER, 0xe9, 0);
+	return NULL;
+}
+
+/*
+ * epoll, edge-triggered: an epoll_wait() blocked when an event is queued
+ * wakes with EPOLLIN; the event, still unfetched, is not reported again;
+ * the next event is a new edge.
+ */
+static void test_epoll(void)
+{
+	struct epoll_event ee = { .events = EPOLLIN | EPOLLET }, out[2];
+	struct later_event l = { .fd = open(DEV, O_RDWR | O_CLOEXEC) };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int idle, woke, again, edge;
+	pthread_t t;
+
+	create_id(l.fd, 0xe9, RDMA_PS_TCP, &l.id);
+	epoll_ctl(ep, EPOLL_CTL_ADD, l.fd, &ee);
+	idle = epoll_wait(ep, out, 2, 0);
+	pthread_create(&t, NULL, write_event_later, &l);
+	memset(out, 0, sizeof(out));
+	woke = epoll_wait(ep, out, 2, 3000);
+	pthread_join(t, NULL);
+	woke = woke == 1 && out[0].events == EPOLLIN ? 1 : -woke;
+	again = epoll_wait(ep, out, 2, 0);
+	write_user_event(l.fd, l.id, EV_USER, 0xea, 0);
+	memset(out, 0, sizeof(out));
+	edge = epoll_wait(ep, out, 2, 1000);
+	edge = edge == 1 && out[0].events == EPOLLIN ? 1 : -edge;
+	ktap_result(idle == 0 && woke == 1 && again == 0 && edge == 1, "epoll_et_pollin_once_per_event",
+		    "epoll_wait: idle %d (want 0), woken by an event %d (want 1), again %d (want 0), next event %d (want 1)",
+		    idle, woke, again, edge);
+	close(ep);
+	close(l.fd);
+}
+
+struct netns_result {
+	int unshared;
+	long host_bind_in_ns, host_bind_in_init;
+	int host_bind_errno;
+	long port_init, port_ns;
+	int port_errno;
+};
+
+/*
+ * rdma_create_user_id() puts an id in its creator's network namespace. A
+ * child creates two ids, unshares its network namespace, and creates two
+ * more: the new ones cannot bind the rxe address (EADDRNOTAVAIL: no
+ * netdev of that namespace has it) while one made before can, and their
+ * port space is the new namespace's (the same port bound in both).
+ */
+static void test_netns(void)
+{
+	struct netns_result *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct sockaddr_in any = ipv4("0.0.0.0", 7481);
+	int st = -1;
+	pid_t pid;
+
+	if (r == MAP_FAILED) {
+		ktap_result(0, "netns_id_cannot_bind_host_address", "mmap: %s", strerror(errno));
+		return;
+	}
+	memset(r, 0, sizeof(*r));
+	r->host_bind_in_ns = r->port_ns = 99;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(DEV, O_RDWR | O_CLOEXEC);
+		uint32_t init_a = ~0u, init_b = ~0u, ns_a = ~0u, ns_b = ~0u;
+
+		create_id(fd, 0x4e1, RDMA_PS_TCP, &init_a);
+		create_id(fd, 0x4e2, RDMA_PS_TCP, &init_b);
+		r->unshared = unshare(CLONE_NEWNET) == 0;
+		if (!r->unshared)
+			_exit(1);
+		create_id(fd, 0x4e3, RDMA_PS_TCP, &ns_a);
+		create_id(fd, 0x4e4, RDMA_PS_TCP, &ns_b);
+		r->host_bind_in_ns = bind_ip(fd, ns_a, &rxe_addr);
+		r->host_bind_errno = errno;
+		r->host_bind_in_init = bind_ip(fd, init_a, &rxe_addr);
+		r->port_init = bind_ip(fd, init_b, &any);
+		r->port_ns = bind_ip(fd, ns_b, &any);
+		r->port_errno = errno;
+		close(fd);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	ktap_result(r->unshared && r->host_bind_in_ns == -1 && r->host_bind_errno == EADDRNOTAVAIL &&
+			    r->host_bind_in_init == 0,
+		    "netns_id_cannot_bind_host_address",
+		    "unshare %d; BIND_IP %s from an id made in the new netns: rc %ld errno %d (%s), want EADDRNOTAVAIL; from one made before: rc %ld, want 0",
+		    r->unshared, inet_ntoa(rxe_addr.sin_addr), r->host_bind_in_ns, r->host_bind_errno,
+		    strerror(r->host_bind_errno), r->host_bind_in_init);
+	ktap_observe_rc("netns_id_cannot_bind_host_address", r->host_bind_in_ns, r->host_bind_errno);
+	ktap_result(r->unshared && r->port_init == 0 && r->port_ns == 0, "netns_port_space_per_namespace",
+		    "unshare %d; 0.0.0.0:7481 bound by an id of the initial netns: rc %ld; then by one of the new netns: rc %ld errno %d (%s), want 0 and 0",
+		    r->unshared, r->port_init, r->port_ns, r->port_errno, strerror(r->port_errno));
+	munmap(r, sizeof(*r));
+}
+
+static void test_relied_on(void)
+{
+	test_max_backlog();
+	test_sigkill_get_event();
+	test_get_event_signals();
+	test_fork();
+	test_epoll();
+	test_netns();
+}
+
+/*
  * Each group with its number of cases: the plan, printed before the first
  * case, is their sum (a case added to a group must be counted here).
  */
@@ -877,6 +1342,7 @@ static const struct group {
 	{ "layout", test_connect_request_layout, 1 },
 	{ "query_ib_service", test_query_ib_service, 3 },
 	{ "mcast_same_address", test_mcast_same_address, 1 },
+	{ "relied_on", test_relied_on, 10 },
 };
 
 /*

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # VM tier: teardown paths with real tools (KTAP). Killed processes must
-# leave no cm_id behind; deleting rxe0 under live connections must deliver
-# DEVICE_REMOVAL, let `rdma link delete` return and the applications exit.
+# leave no cm_id behind; the module must unload right after the last close
+# while resolves are pending; deleting rxe0 under live connections must
+# deliver DEVICE_REMOVAL, let `rdma link delete` return and the applications
+# exit.
 set -u
 n=0 fail=0
 res() { # $1 0=ok $2 name $3 reason
@@ -33,7 +35,7 @@ start_pair() {
 }
 
 echo "KTAP version 1"
-echo "1..5"
+echo "1..6"
 
 # A client killed with SIGKILL mid-stream: its file release destroys its ids.
 for t in siw rxe; do
@@ -60,6 +62,42 @@ left=$(no_cm_ids)
 rc=$?
 [ $rc = 0 ]
 res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $left"
+
+# rmmod right after the last close, with resolves pending: ucmatose
+# clients resolving an address nobody answers (ARP times out after 2 s; a
+# new address each round) and the rxe address (their handlers run
+# meanwhile) are killed, and the module is removed at once. The release
+# must have destroyed every id: a pending resolve whose handler outlived
+# the module would run into its freed text within the 2.5 s waited before
+# the reload. Then no splat, no cm_id, and the module loads again.
+rmmod_case() {
+	local mod=ucma_rs load="insmod $UCMA_ROOT/ucma_rs.ko" round far near why= splat
+	if [ "${UCMA_MODULE:-}" = c ]; then
+		mod=rdma_ucm load="modprobe --ignore-install rdma_ucm"
+	fi
+	echo "robustness: rmmod_after_last_close start" >/dev/kmsg
+	for round in 1 2 3; do
+		ucmatose -s 192.0.2.9$round -c 32 >/dev/null 2>&1 &
+		far=$!
+		ucmatose -s "$RXE_IP" -p 7604 -c 32 >/dev/null 2>&1 &
+		near=$!
+		sleep 0.5
+		kill -9 $far $near
+		wait $far $near 2>/dev/null
+		rmmod $mod || { why="round $round: rmmod $mod failed"; break; }
+		sleep 2.5
+		$load || { why="round $round: $load failed"; break; }
+		exec 3<>/dev/infiniband/rdma_cm || { why="round $round: no rdma_cm after reload"; break; }
+		exec 3>&-
+	done
+	splat=$(dmesg | sed -n '/robustness: rmmod_after_last_close start/,$p' |
+		grep -E 'BUG:|WARNING:|Oops|general protection|KASAN:|UBSAN:|Call Trace:' | head -n 3)
+	[ -n "$splat" ] && why="${why:+$why; }splat: $splat"
+	[ -z "$why" ] && { why=$(no_cm_ids) || why="cm_ids left: $why"; }
+	[ -z "$why" ]
+	res $? rmmod_right_after_last_close_with_resolves_pending "$why"
+}
+rmmod_case
 
 # Device removal under live connections.
 start_pair "$RXE_IP" 7603 "-C 0" /tmp/rm
