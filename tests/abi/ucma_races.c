@@ -105,11 +105,17 @@ static void begin_case(void)
  * (a leaked listener child or context of any id), and the multicast id
  * table's first MC_PROBE ids are free (a leaked join).
  */
+static double case_seconds(void);
+static double leak_check_seconds;
+
 static void end_case(const char *name, int extra_ok, const char *extra_why)
 {
+	double t0 = case_seconds();
 	uint32_t id = probe_id();
 	int cm_ids = listed_cm_ids_after(2000);
 	int mc_ok = multicast_table_empty(&rxe, MC_PROBE);
+
+	leak_check_seconds += case_seconds() - t0;
 
 	ktap_result(!unexpected && id == base_id && !cm_ids && mc_ok && extra_ok, name,
 		    "%d unexpected results (first: %s: %s); next id %u, first id %u; %d cm_ids left; multicast ids 0..%d %s; %s",
@@ -1693,5 +1699,7 @@ int main(int argc, char **argv)
 	for (c = 0; c < ARRAY_SIZE(cases); c++)
 		if (selected(argc, argv, cases[c].name))
 			cases[c].fn();
+	if (getenv("RACE_STATS"))
+		printf("# the checks for leftovers after the cases took %.1f s\n", leak_check_seconds);
 	return ktap_finish();
 }
