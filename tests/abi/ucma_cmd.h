@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -257,6 +258,59 @@ static inline uint32_t probe_id(void)
 	create_id(fd, 1, RDMA_PS_TCP, &id);
 	close(fd);
 	return id;
+}
+
+/*
+ * The number of rdma_cm ids the kernel lists (rdma resource show cm_id:
+ * every id attached to a device, a listener's children and rdma_cm's
+ * per-device listeners included), or -1 if the tool failed.
+ */
+static inline int listed_cm_ids(void)
+{
+	FILE *f = popen("rdma resource show cm_id 2>/dev/null", "r");
+	int n = 0, c, bol = 1;
+
+	if (!f)
+		return -1;
+	while ((c = fgetc(f)) != EOF) {
+		n += bol && c != '\n';
+		bol = c == '\n';
+	}
+	return pclose(f) == 0 ? n : -1;
+}
+
+/* listed_cm_ids(), once it is 0 or @ms have passed (deferred teardown). */
+static inline int listed_cm_ids_after(int ms)
+{
+	int n = listed_cm_ids();
+
+	for (; n > 0 && ms > 0; ms -= 50) {
+		usleep(50000);
+		n = listed_cm_ids();
+	}
+	return n;
+}
+
+/*
+ * True if a fresh UD id bound to @dev gets multicast ids 0..@n-1 for its
+ * first @n joins (groups 239.4.x.y): the global multicast id table, lowest
+ * free id first, holds none of them, so no join below @n was left behind.
+ */
+static inline int multicast_table_empty(const struct sockaddr_in *dev, int n)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC), k, ok = 1;
+	uint32_t id, mc;
+
+	if (create_id(fd, 0x31, RDMA_PS_UDP, &id) || bind_ip(fd, id, dev))
+		ok = 0;
+	for (k = 0; k < n && ok; k++) {
+		struct sockaddr_in g = { .sin_family = AF_INET,
+					 .sin_addr.s_addr = htonl(0xef040000u | (k & 0xffff)) };
+
+		ok = join_ip(fd, id, &g, &mc) == 0 && mc == (uint32_t)k;
+	}
+	close(fd);
+	return ok;
 }
 
 #endif /* UCMA_CMD_H */

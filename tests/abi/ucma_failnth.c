@@ -498,7 +498,7 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 	static const char *const noise[] = { "page allocation failure",
 					     "FAULT_INJECTION: forcing a failure" };
 	unsigned int n, points = 0, ok_runs = 0, bad_errno = 0, leaked = 0, setup_failed = 0;
-	int errnos[134] = { 0 }, e, kfd = -1, noisy = 0, nowarn_ok = 1;
+	int errnos[134] = { 0 }, e, kfd = -1, noisy = 0, nowarn_ok = 1, cm_ids, mc_ok;
 	char seen[256] = "";
 
 	/* The allocation failures report themselves (if they may) while this runs. */
@@ -537,6 +537,13 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 			break;
 		points++;
 	}
+	/*
+	 * Nothing any run left behind, beyond the lowest context id checked
+	 * after each: no rdma_cm id (a listener's child, or a context whose id
+	 * was freed), and no join in the first multicast ids.
+	 */
+	cm_ids = listed_cm_ids_after(2000);
+	mc_ok = multicast_table_empty(&rxe, 8);
 	for (e = 1; e <= 133; e++)
 		if (errnos[e])
 			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), " %s:%d",
@@ -554,10 +561,11 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 			       noisy);
 		nowarn_ok = nowarn_ok && !noisy && errnos[ENOMEM];
 	}
-	ktap_result(!setup_failed && !bad_errno && !leaked && n <= MAX_POINTS && points > 0 && nowarn_ok,
-		    sc->name,
-		    "setup failed %u, bad errnos %u, runs leaving a context %u, points %u, ENOMEM %d, allocation failure reports %d",
-		    setup_failed, bad_errno, leaked, points, errnos[ENOMEM], noisy);
+	ktap_result(!setup_failed && !bad_errno && !leaked && !cm_ids && mc_ok && n <= MAX_POINTS &&
+		    points > 0 && nowarn_ok, sc->name,
+		    "setup failed %u, bad errnos %u, runs leaving a context %u, cm_ids left %d, multicast ids 0..7 %s, points %u, ENOMEM %d, allocation failure reports %d",
+		    setup_failed, bad_errno, leaked, cm_ids, mc_ok ? "free" : "taken", points,
+		    errnos[ENOMEM], noisy);
 }
 
 /* Every fault site fails when its turn comes, sleeping allocations included. */
@@ -615,6 +623,20 @@ int main(int argc, char **argv)
 	ktap_header(plan);
 	rxe = ipv4(ip, 0);
 	base = probe_id();
+	/* The leftover check sees ids: none at first, then one bound id. */
+	{
+		int fd = open_dev(), before = listed_cm_ids(), during = -1;
+		uint32_t id;
+
+		if (create_id(fd, 1, RDMA_PS_UDP, &id) == 0 && bind_ip(fd, id, &rxe) == 0)
+			during = listed_cm_ids();
+		close(fd);
+		if (before != 0 || during != 1) {
+			printf("Bail out! rdma resource show cm_id lists %d ids at start, %d with one bound\n",
+			       before, during);
+			return 1;
+		}
+	}
 	for (i = 0; i < ARRAY_SIZE(scenarios); i++) {
 		if (argc > 1 && !strstr(scenarios[i].name, argv[1]))
 			continue;
