@@ -279,6 +279,26 @@ static inline int listed_cm_ids(void)
 	return pclose(f) == 0 ? n : -1;
 }
 
+/*
+ * The leftover checks see ids: rdma lists none at first, then one bound id
+ * (on @addr). Prints a KTAP bail-out and returns 0 if not.
+ */
+static inline int cm_id_listing_sees(const struct sockaddr_in *addr)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC), before = listed_cm_ids(), during = -1;
+	uint32_t id;
+
+	if (create_id(fd, 1, RDMA_PS_UDP, &id) == 0 && bind_ip(fd, id, addr) == 0)
+		during = listed_cm_ids();
+	close(fd);
+	if (before != 0 || during != 1) {
+		printf("Bail out! rdma resource show cm_id lists %d ids at start, %d with one bound\n",
+		       before, during);
+		return 0;
+	}
+	return 1;
+}
+
 /* listed_cm_ids(), once it is 0 or @ms have passed (deferred teardown). */
 static inline int listed_cm_ids_after(int ms)
 {
