@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The uCMA against a second host (issue 13, item 8): a network namespace at
+ * the far end of veth pairs, with its own rxe and siw devices (ucma_peer.h),
+ * gives the events one host never produces:
+ *
+ *   - real neighbour resolution (ARP across the link) and ADDR_ERROR (no
+ *     host answers for the address);
+ *   - REJECTED from a peer without a listener (RoCE: REJ "invalid service
+ *     id"; iWARP: the TCP connect is refused, CONNECT fails at once) and
+ *     from a listener's REJECT, private data carried both ways;
+ *   - ESTABLISHED on both sides, DISCONNECTED, and on RoCE TIMEWAIT_EXIT;
+ *   - UNREACHABLE when the peer's MAC changes under ids that resolved a
+ *     route to it (rdma_cm's netevent notifier);
+ *   - ADDR_CHANGE when an active-backup bond under an rxe device fails
+ *     over to a slave with another MAC (NETDEV_BONDING_FAILOVER).
+ *
+ * ROUTE_ERROR is not among them: in 7.3 only an IB SA path query reports it
+ * (cma_query_handler()); on RoCE and iWARP a route resolution fails before
+ * any work is queued, which ucma_races class18 checks.
+ *
+ * Each case requires the exact event sequence and status, and leaves
+ * nothing behind: every id destroyed, rdma_cm listing none, the next
+ * context getting the first id. Needs root, rdma_rxe, siw, veth, bonding.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ktap.h"
+#include "ucma_cmd.h"
+#include "ucma_peer.h"
+
+#define EV_ADDR_ERROR 1
+#define EV_UNREACHABLE 7
+#define EV_REJECTED 8
+#define EV_DISCONNECTED 10
+#define EV_ADDR_CHANGE 14
+#define EV_TIMEWAIT_EXIT 15
+
+#define IB_CM_REJ_INVALID_SERVICE_ID 8
+#define IB_CM_REJ_CONSUMER_DEFINED 28
+
+static const char *const event_names[] = {
+	"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR", "CONNECT_REQUEST",
+	"CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE", "REJECTED", "ESTABLISHED",
+	"DISCONNECTED", "DEVICE_REMOVAL", "MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE",
+	"TIMEWAIT_EXIT",
+};
+
+static uint32_t base_id;
+static char why[512];
+static int failed_step;
+
+static int open_dev(void)
+{
+	return open(DEV, O_RDWR | O_CLOEXEC);
+}
+
+static const char *ev_name(uint32_t e)
+{
+	return e < sizeof(event_names) / sizeof(event_names[0]) ? event_names[e] : "?";
+}
+
+/* Records the first failure of a case. */
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (failed_step)
+		return;
+	failed_step = 1;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+}
+
+static void begin_case(void)
+{
+	failed_step = 0;
+	why[0] = 0;
+}
+
+/* Ends a case: its own checks, then nothing left behind. */
+static void end_case(const char *name)
+{
+	uint32_t id = probe_id();
+	int cm_ids = listed_cm_ids_after(3000);
+
+	if (!failed_step && cm_ids)
+		fail("%d cm_ids left", cm_ids);
+	if (!failed_step && id != base_id)
+		fail("next id %u, first id %u", id, base_id);
+	ktap_result(!failed_step, name, "%s", why);
+}
+
+/*
+ * The next event on @fd must be @type with @status, within @ms: 0, or -1
+ * after recording what came instead.
+ */
+static int expect(int fd, const char *side, uint32_t type, int32_t status,
+		  struct rdma_ucm_event_resp *ev, int ms)
+{
+	struct rdma_ucm_event_resp tmp;
+
+	if (!ev)
+		ev = &tmp;
+	if (next_event(fd, ev, ms)) {
+		fail("%s: no %s within %d ms (%s)", side, ev_name(type), ms, strerror(errno));
+		return -1;
+	}
+	if (ev->event != type || (int32_t)ev->status != status) {
+		fail("%s: %s status %d, wanted %s status %d", side, ev_name(ev->event),
+		     (int32_t)ev->status, ev_name(type), status);
+		return -1;
+	}
+	return 0;
+}
+
+/* No event may be queued on @fd within @ms. */
+static void expect_quiet(int fd, const char *side, int ms)
+{
+	struct rdma_ucm_event_resp ev;
+
+	if (next_event(fd, &ev, ms) == 0)
+		fail("%s: unexpected %s status %d", side, ev_name(ev.event), (int32_t)ev.status);
+}
+
+static long resolve_ip_ms(int fd, uint32_t id, const struct sockaddr_in *dst, uint32_t ms)
+{
+	struct rdma_ucm_resolve_ip r = { .id = id, .timeout_ms = ms };
+
+	memcpy(&r.dst_addr, dst, sizeof(*dst));
+	return CMD(fd, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0);
+}
+
+static uint16_t next_port = 20000;
+
+/*
+ * A TCP listener of the peer on @ip (a new port): created, bound and
+ * listening from inside its namespace. 0, or -1 (recorded).
+ */
+static int peer_listen(int fd, const char *ip, struct sockaddr_in *addr, uint32_t *id)
+{
+	const char *step = NULL;
+
+	*addr = ipv4(ip, next_port++);
+	if (peer_enter())
+		step = "enter the peer's namespace";
+	else if (create_id(fd, 0x9e, RDMA_PS_TCP, id))
+		step = "create the peer's listener";
+	else if (bind_ip(fd, *id, addr))
+		step = "bind the peer's listener";
+	else if (listen_id(fd, *id, 8))
+		step = "listen";
+	if (peer_leave() && !step)
+		step = "leave the peer's namespace";
+	if (step)
+		fail("%s: %s", step, strerror(errno));
+	return step ? -1 : 0;
+}
+
+/* A TCP id here with address and route resolved to @addr: 0, or -1. */
+static int client_to(int fd, const struct sockaddr_in *addr, uint32_t *id)
+{
+	if (create_id(fd, 0xc1, RDMA_PS_TCP, id)) {
+		fail("create client: %s", strerror(errno));
+		return -1;
+	}
+	if (resolve_ip(fd, *id, addr)) {
+		fail("RESOLVE_IP: %s", strerror(errno));
+		return -1;
+	}
+	if (expect(fd, "client", EV_ADDR_RESOLVED, 0, NULL, 10000))
+		return -1;
+	if (resolve_route(fd, *id)) {
+		fail("RESOLVE_ROUTE: %s", strerror(errno));
+		return -1;
+	}
+	return expect(fd, "client", EV_ROUTE_RESOLVED, 0, NULL, 10000);
+}
+
+static long connect_pd(int fd, uint32_t id, uint32_t qpn, const char *pd)
+{
+	struct rdma_ucm_connect c = { .id = id };
+
+	c.conn_param.valid = 1;
+	c.conn_param.qp_num = qpn;
+	c.conn_param.responder_resources = 1;
+	c.conn_param.initiator_depth = 1;
+	c.conn_param.retry_count = 7;
+	c.conn_param.rnr_retry_count = 7;
+	c.conn_param.private_data_len = strlen(pd) + 1;
+	memcpy(c.conn_param.private_data, pd, strlen(pd) + 1);
+	return CMD(fd, RDMA_USER_CM_CMD_CONNECT, c, 0);
+}
+
+static long reject_pd(int fd, uint32_t id, const char *pd)
+{
+	struct rdma_ucm_reject r = { .id = id };
+
+	r.private_data_len = strlen(pd) + 1;
+	memcpy(r.private_data, pd, strlen(pd) + 1);
+	return CMD(fd, RDMA_USER_CM_CMD_REJECT, r, 0);
+}
+
+static long disconnect_id(int fd, uint32_t id)
+{
+	struct rdma_ucm_disconnect d = { .id = id };
+
+	return CMD(fd, RDMA_USER_CM_CMD_DISCONNECT, d, 0);
+}
+
+/* The event's private data must begin with the string @pd. */
+static void expect_pd(const struct rdma_ucm_event_resp *ev, const char *side, const char *pd)
+{
+	const struct rdma_ucm_conn_param *c = &ev->param.conn;
+
+	if (c->private_data_len < strlen(pd) + 1 ||
+	    memcmp(c->private_data, pd, strlen(pd) + 1))
+		fail("%s: %s carries %u bytes of private data, not \"%s\"", side,
+		     ev_name(ev->event), c->private_data_len, pd);
+}
+
+static void destroy(int fd, uint32_t id, const char *what)
+{
+	if (destroy_id(fd, id, NULL))
+		fail("destroy %s: %s", what, strerror(errno));
+}
+
+/* --- neighbours --- */
+
+static int neigh_lladdr(const char *ip, const char *dev, char *mac)
+{
+	char cmdline[160];
+	FILE *f;
+	int ok;
+
+	snprintf(cmdline, sizeof(cmdline),
+		 "ip neigh show %s dev %s | sed -n 's/.*lladdr \\([0-9a-f:]*\\).*/\\1/p'", ip, dev);
+	f = popen(cmdline, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%17s", mac) == 1;
+	pclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * RESOLVE_IP of the peer with no neighbour entry: the kernel asks by ARP
+ * across the link, and the entry it learns holds the peer's MAC.
+ */
+static void peer_neighbour_resolution(void)
+{
+	struct sockaddr_in a = ipv4(PEER_RXE_IP, 0);
+	char want[18] = "", got[18] = "";
+	int fd = open_dev();
+	uint32_t id;
+
+	begin_case();
+	peer_sh("ip neigh flush dev vethn0");
+	if (neigh_lladdr(PEER_RXE_IP, "vethn0", got) == 0)
+		fail("a neighbour entry survived the flush: %s", got);
+	if (peer_mac("vethn1", want))
+		fail("the peer's MAC could not be read");
+	if (create_id(fd, 1, RDMA_PS_TCP, &id) == 0) {
+		if (resolve_ip(fd, id, &a))
+			fail("RESOLVE_IP: %s", strerror(errno));
+		else if (expect(fd, "client", EV_ADDR_RESOLVED, 0, NULL, 10000) == 0 &&
+			 (neigh_lladdr(PEER_RXE_IP, "vethn0", got) || strcmp(got, want)))
+			fail("neighbour entry '%s', the peer's MAC is %s", got, want);
+		destroy(fd, id, "client");
+	} else {
+		fail("CREATE_ID: %s", strerror(errno));
+	}
+	close(fd);
+	end_case(__func__);
+}
+
+/*
+ * No host answers ARP for 10.77.0.99: ADDR_ERROR (-ETIMEDOUT), and the id
+ * resolves again.
+ */
+static void peer_addr_error(void)
+{
+	struct sockaddr_in gone = ipv4("10.77.0.99", 0), a = ipv4(PEER_RXE_IP, 0);
+	struct rdma_ucm_event_resp ev;
+	int fd = open_dev();
+	uint32_t id;
+
+	begin_case();
+	if (create_id(fd, 1, RDMA_PS_TCP, &id)) {
+		fail("CREATE_ID: %s", strerror(errno));
+	} else {
+		if (resolve_ip_ms(fd, id, &gone, 1500))
+			fail("RESOLVE_IP: %s", strerror(errno));
+		else if (next_event(fd, &ev, 15000))
+			fail("no event within 15 s");
+		else if (ev.event != EV_ADDR_ERROR || (int32_t)ev.status != -ETIMEDOUT)
+			fail("%s status %d, wanted ADDR_ERROR -ETIMEDOUT", ev_name(ev.event),
+			     (int32_t)ev.status);
+		/* After ADDR_ERROR the id is back to idle and may resolve again. */
+		if (!failed_step && resolve_ip(fd, id, &a))
+			fail("RESOLVE_IP after ADDR_ERROR: %s", strerror(errno));
+		else if (!failed_step)
+			expect(fd, "client", EV_ADDR_RESOLVED, 0, NULL, 10000);
+		destroy(fd, id, "client");
+	}
+	close(fd);
+	end_case(__func__);
+}
+
+/* --- connections --- */
+
+enum transport { ROCE, IWARP };
+
+struct side {
+	const char *ip, *here_dev, *peer_dev;
+	struct verbs_qps here, peer;
+};
+
+static struct side sides[2] = {
+	[ROCE] = { PEER_RXE_IP, "rxen", "rxep" },
+	[IWARP] = { PEER_SIW_IP, "siwn", "siwp" },
+};
+
+/*
+ * CONNECT to a port of the peer where nothing listens. RoCE: the peer's CM
+ * answers REJ (invalid service id), REJECTED. iWARP: the TCP connect is
+ * refused inside CONNECT itself (siw connects synchronously).
+ */
+static void rejected_without_listener(enum transport t, const char *name)
+{
+	struct sockaddr_in a = ipv4(sides[t].ip, next_port++);
+	int fd = open_dev();
+	uint32_t id;
+
+	begin_case();
+	if (client_to(fd, &a, &id) == 0) {
+		long ret = connect_id(fd, id, sides[t].here.qp[0]->qp_num);
+
+		if (t == ROCE) {
+			if (ret)
+				fail("CONNECT: %s", strerror(errno));
+			else
+				expect(fd, "client", EV_REJECTED, IB_CM_REJ_INVALID_SERVICE_ID,
+				       NULL, 10000);
+		} else if (ret == 0 || errno != ECONNREFUSED) {
+			fail("CONNECT: %s, wanted ECONNREFUSED", ret ? strerror(errno) : "success");
+		}
+		expect_quiet(fd, "client", 200);
+		destroy(fd, id, "client");
+	}
+	close(fd);
+	end_case(name);
+}
+
+static void peer_rejected_without_listener_rxe(void)
+{
+	rejected_without_listener(ROCE, __func__);
+}
+
+static void peer_rejected_without_listener_siw(void)
+{
+	rejected_without_listener(IWARP, __func__);
+}
+
+/*
+ * The peer's listener gets the CONNECT_REQUEST with the client's private
+ * data and REJECTs it with its own, which the client's REJECTED carries:
+ * status 28 (consumer defined) on RoCE; on iWARP the MPA reject resets the
+ * stream (-ECONNRESET).
+ */
+static void rejected_by_listener(enum transport t, const char *name)
+{
+	int32_t status = t == ROCE ? IB_CM_REJ_CONSUMER_DEFINED : -ECONNRESET;
+	int fp = open_dev(), fc = open_dev();
+	struct rdma_ucm_event_resp ev;
+	struct sockaddr_in a;
+	uint32_t l, c;
+
+	begin_case();
+	if (peer_listen(fp, sides[t].ip, &a, &l) == 0) {
+		if (client_to(fc, &a, &c) == 0) {
+			if (connect_pd(fc, c, sides[t].here.qp[2]->qp_num, "ucma-peer: request"))
+				fail("CONNECT: %s", strerror(errno));
+			else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0) {
+				expect_pd(&ev, "peer", "ucma-peer: request");
+				if (reject_pd(fp, ev.id, "ucma-peer: no"))
+					fail("REJECT: %s", strerror(errno));
+				else if (expect(fc, "client", EV_REJECTED, status, &ev, 10000) == 0)
+					expect_pd(&ev, "client", "ucma-peer: no");
+			}
+			expect_quiet(fc, "client", 200);
+			destroy(fc, c, "client");
+		}
+		destroy(fp, l, "listener");
+	}
+	close(fc);
+	close(fp);
+	end_case(name);
+}
+
+static void peer_rejected_by_listener_rxe(void)
+{
+	rejected_by_listener(ROCE, __func__);
+}
+
+static void peer_rejected_by_listener_siw(void)
+{
+	rejected_by_listener(IWARP, __func__);
+}
+
+/*
+ * A connection across the link: CONNECT_REQUEST and ACCEPT on the peer;
+ * on iWARP ESTABLISHED on both sides; on RoCE, where the kernel has no QP
+ * of the client's, the client gets CONNECT_RESPONSE and ACCEPTs to send the
+ * RTU (librdmacm then reports ESTABLISHED itself), the peer ESTABLISHED.
+ * Then the client's DISCONNECT: DISCONNECTED on the peer, which on RoCE
+ * answers with its own DISCONNECT (the DREP), then on the client; on RoCE
+ * TIMEWAIT_EXIT on both once the CM's timewait is over.
+ */
+static void connect_disconnect(enum transport t, const char *name)
+{
+	int fp = open_dev(), fc = open_dev();
+	struct rdma_ucm_event_resp ev;
+	uint32_t l, c, child = ~0u;
+	struct sockaddr_in a;
+
+	begin_case();
+	if (peer_listen(fp, sides[t].ip, &a, &l) == 0) {
+		if (client_to(fc, &a, &c) == 0) {
+			if (connect_pd(fc, c, sides[t].here.qp[1]->qp_num, "ucma-peer: hello"))
+				fail("CONNECT: %s", strerror(errno));
+			else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0) {
+				child = ev.id;
+				expect_pd(&ev, "peer", "ucma-peer: hello");
+				if (accept_id(fp, child, sides[t].peer.qp[1]->qp_num, 1))
+					fail("ACCEPT: %s", strerror(errno));
+			}
+			if (!failed_step && t == ROCE &&
+			    expect(fc, "client", EV_CONNECT_RESPONSE, 0, NULL, 10000) == 0 &&
+			    accept_id(fc, c, 0, 0))
+				fail("the client's ACCEPT (RTU): %s", strerror(errno));
+			if (!failed_step && t == IWARP)
+				expect(fc, "client", EV_ESTABLISHED, 0, NULL, 10000);
+			if (!failed_step)
+				expect(fp, "peer", EV_ESTABLISHED, 0, NULL, 10000);
+			if (!failed_step && disconnect_id(fc, c))
+				fail("DISCONNECT: %s", strerror(errno));
+			if (!failed_step)
+				expect(fp, "peer", EV_DISCONNECTED, 0, NULL, 10000);
+			/* On RoCE the DREP is the peer's DISCONNECT (as librdmacm sends it). */
+			if (!failed_step && t == ROCE && disconnect_id(fp, child))
+				fail("the peer's DISCONNECT: %s", strerror(errno));
+			if (!failed_step)
+				expect(fc, "client", EV_DISCONNECTED, 0, NULL, 10000);
+			if (!failed_step && t == ROCE)
+				expect(fc, "client", EV_TIMEWAIT_EXIT, 0, NULL, 20000);
+			if (!failed_step && t == ROCE)
+				expect(fp, "peer", EV_TIMEWAIT_EXIT, 0, NULL, 20000);
+			if (!failed_step)
+				expect_quiet(fc, "client", 200);
+			destroy(fc, c, "client");
+		}
+		if (child != ~0u)
+			destroy(fp, child, "the peer's child");
+		destroy(fp, l, "listener");
+	}
+	close(fc);
+	close(fp);
+	end_case(name);
+}
+
+static void peer_connect_disconnect_rxe(void)
+{
+	connect_disconnect(ROCE, __func__);
+}
+
+static void peer_connect_disconnect_siw(void)
+{
+	connect_disconnect(IWARP, __func__);
+}
+
+/* --- the peer's MAC changes --- */
+
+#define UNR_IDS 6
+
+/*
+ * UNR_IDS ids resolve a route to the peer over RoCE; half of them also
+ * CONNECT to the peer's listener, which leaves the requests unanswered.
+ * Then the peer takes another MAC and the neighbour entry here is updated:
+ * each id gets exactly one UNREACHABLE (-ETIMEDOUT), and the peer's
+ * listener, whose ids know the client's unchanged MAC, nothing but the
+ * requests.
+ */
+static void peer_unreachable_on_mac_change(void)
+{
+	static const char *const new_mac = "02:77:00:00:00:02";
+	int fp = open_dev(), fc = open_dev(), i, got[UNR_IDS] = { 0 }, requests = 0;
+	struct rdma_ucm_event_resp ev;
+	char old_mac[18], cmdline[256];
+	uint32_t l, c[UNR_IDS];
+	struct sockaddr_in a;
+
+	begin_case();
+	if (peer_mac("vethn1", old_mac))
+		fail("the peer's MAC could not be read");
+	if (!failed_step && peer_listen(fp, PEER_RXE_IP, &a, &l) == 0) {
+		for (i = 0; i < UNR_IDS && !failed_step; i++) {
+			if (client_to(fc, &a, &c[i]))
+				break;
+			if (i % 2 && connect_id(fc, c[i], 0x77000 + i))
+				fail("CONNECT: %s", strerror(errno));
+		}
+		for (; requests < UNR_IDS / 2 && !failed_step; requests++)
+			expect(fp, "peer", EV_CONNECT_REQUEST, 0, NULL, 10000);
+		if (!failed_step) {
+			snprintf(cmdline, sizeof(cmdline),
+				 "ip -n " PEER_NS " link set vethn1 address %s &&"
+				 " ip neigh replace " PEER_RXE_IP " lladdr %s dev vethn0 nud reachable",
+				 new_mac, new_mac);
+			if (peer_sh(cmdline))
+				fail("the MAC could not be changed");
+		}
+		while (!failed_step && next_event(fc, &ev, 5000) == 0) {
+			for (i = 0; i < UNR_IDS && c[i] != ev.id; i++)
+				;
+			if (ev.event != EV_UNREACHABLE || ev.status != -ETIMEDOUT || i == UNR_IDS)
+				fail("client: %s status %d on id %u", ev_name(ev.event), ev.status,
+				     ev.id);
+			else if (got[i]++)
+				fail("client: a second UNREACHABLE on id %u", ev.id);
+		}
+		for (i = 0; i < UNR_IDS && !failed_step; i++)
+			if (!got[i])
+				fail("client: no UNREACHABLE on id %u (%s)", c[i],
+				     i % 2 ? "connecting" : "route resolved");
+		if (!failed_step)
+			printf("# %s: %d ids, %d of them connecting: one UNREACHABLE each\n", __func__,
+			       UNR_IDS, UNR_IDS / 2);
+		snprintf(cmdline, sizeof(cmdline),
+			 "ip -n " PEER_NS " link set vethn1 address %s; ip neigh flush dev vethn0",
+			 old_mac);
+		peer_sh(cmdline);
+		close(fc); /* destroys the clients */
+		fc = -1;
+		destroy(fp, l, "listener");
+	}
+	if (fc >= 0)
+		close(fc);
+	close(fp);
+	end_case(__func__);
+}
+
+/* --- bond failover --- */
+
+static int bond_up(void)
+{
+	return peer_sh("set -e; modprobe bonding;"
+		       "ip link add ucmabond type bond mode active-backup fail_over_mac active miimon 50;"
+		       "ip link add vethb0 type veth peer name vethb1;"
+		       "ip link add vethc0 type veth peer name vethc1;"
+		       "ip link set vethb0 master ucmabond; ip link set vethc0 master ucmabond;"
+		       "ip link set vethb1 up; ip link set vethc1 up; ip link set ucmabond up;"
+		       "ip addr add 10.79.0.1/24 dev ucmabond;"
+		       "echo vethb0 > /sys/class/net/ucmabond/bonding/active_slave;"
+		       "rdma link add rxeb type rxe netdev ucmabond;"
+		       "i=0; until rdma link show rxeb/1 | grep -q ACTIVE; do"
+		       " i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.1; done");
+}
+
+static void bond_down(void)
+{
+	peer_sh("rdma link delete rxeb 2>/dev/null; ip link delete ucmabond 2>/dev/null;"
+		"ip link delete vethb0 2>/dev/null; ip link delete vethc0 2>/dev/null; true");
+}
+
+#define BOND_IDS 4
+
+/*
+ * Ids bound to the address of an active-backup bond (fail_over_mac=active)
+ * under an rxe device. The bond fails over to the other slave, taking its
+ * MAC: each id gets one ADDR_CHANGE. It fails back, to the MAC the ids
+ * were bound with: rdma_cm compares with that one, so none gets another.
+ * An id of another device gets nothing.
+ */
+static void peer_addr_change_on_bond_failover(void)
+{
+	struct sockaddr_in a = ipv4("10.79.0.1", 0), other = ipv4(HERE_RXE_IP, 0);
+	int fd = open_dev(), fo = open_dev(), i, round, got[BOND_IDS];
+	static const char *const slaves[] = { "vethc0", "vethb0" };
+	struct rdma_ucm_event_resp ev;
+	uint32_t id[BOND_IDS], o;
+	char cmdline[128];
+
+	begin_case();
+	if (bond_up()) {
+		fail("the bond and its rxe device could not be set up");
+		bond_down();
+		close(fd);
+		close(fo);
+		end_case(__func__);
+		return;
+	}
+	for (i = 0; i < BOND_IDS && !failed_step; i++)
+		if (create_id(fd, 0xb0 + i, RDMA_PS_TCP, &id[i]) || bind_ip(fd, id[i], &a))
+			fail("id %d: bind to the bond's address: %s", i, strerror(errno));
+	if (!failed_step && (create_id(fo, 0xb9, RDMA_PS_TCP, &o) || bind_ip(fo, o, &other)))
+		fail("an id on rxen: %s", strerror(errno));
+	for (round = 0; round < 2 && !failed_step; round++) {
+		memset(got, 0, sizeof(got));
+		snprintf(cmdline, sizeof(cmdline),
+			 "echo %s > /sys/class/net/ucmabond/bonding/active_slave", slaves[round]);
+		if (peer_sh(cmdline)) {
+			fail("failover to %s refused", slaves[round]);
+			break;
+		}
+		while (!failed_step && next_event(fd, &ev, 3000) == 0) {
+			for (i = 0; i < BOND_IDS && id[i] != ev.id; i++)
+				;
+			if (ev.event != EV_ADDR_CHANGE || ev.status || i == BOND_IDS)
+				fail("failover %d: %s status %d on id %u", round + 1,
+				     ev_name(ev.event), ev.status, ev.id);
+			else if (got[i]++ || round == 1)
+				fail("failover %d: %s ADDR_CHANGE on id %u", round + 1,
+				     round ? "an" : "a second", ev.id);
+		}
+		for (i = 0; i < BOND_IDS && !failed_step && round == 0; i++)
+			if (!got[i])
+				fail("failover %d (to %s): no ADDR_CHANGE on id %u", round + 1,
+				     slaves[round], id[i]);
+	}
+	expect_quiet(fo, "the id on rxen", 100);
+	if (!failed_step)
+		printf("# %s: %d ids: one ADDR_CHANGE each on failover, none on failback\n",
+		       __func__, BOND_IDS);
+	close(fd);
+	close(fo);
+	bond_down();
+	end_case(__func__);
+}
+
+int main(void)
+{
+	int t, set_up;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ktap_header(10);
+	set_up = peer_up() == 0;
+	for (t = ROCE; t <= IWARP && set_up; t++)
+		set_up = verbs_qps_open(&sides[t].here, sides[t].here_dev) == 0 &&
+			 verbs_qps_open(&sides[t].peer, sides[t].peer_dev) == 0;
+	if (!set_up) {
+		printf("Bail out! the peer namespace, its devices or their QPs could not be set up\n");
+		peer_down();
+		return 1;
+	}
+	base_id = probe_id();
+	peer_neighbour_resolution();
+	peer_addr_error();
+	peer_rejected_without_listener_rxe();
+	peer_rejected_without_listener_siw();
+	peer_rejected_by_listener_rxe();
+	peer_rejected_by_listener_siw();
+	peer_connect_disconnect_rxe();
+	peer_connect_disconnect_siw();
+	peer_unreachable_on_mac_change();
+	peer_addr_change_on_bond_failover();
+	for (t = ROCE; t <= IWARP; t++) {
+		verbs_qps_close(&sides[t].here);
+		verbs_qps_close(&sides[t].peer);
+	}
+	peer_down();
+	return ktap_finish();
+}
