@@ -26,6 +26,7 @@
 
 #include "ktap.h"
 #include "ucma_cmd.h"
+#include "ucma_peer.h"
 
 static struct sockaddr_in rxe, siw;
 static int iters = 200;
@@ -1009,6 +1010,7 @@ static void class17_listen_vs_device_add_remove(void)
 /* --- class 18: repeated route resolution --- */
 
 #define EV_ROUTE_ERROR 3
+#define EV_UNREACHABLE 7
 #define C18_FAILS 2
 
 /* Sets the MTU of the netdev @ifname: 0, or -1 with errno set. */
@@ -1107,40 +1109,127 @@ static void class18_repeated_route_resolution(void)
 	end_case(__func__, !why && routes == n && errors == n * C18_FAILS && refused == n, why_buf);
 }
 
-/* --- class 19: netevent (neighbour updates) against cm ids --- */
+/* --- class 19: netevent (the peer's MAC changes) against cm ids --- */
 
+struct c19 {
+	struct sockaddr_in addr;
+	int fp, peer_sock, round, connects, unreachable, requests, connecting, flips;
+};
+
+/*
+ * Ids here resolve a route to the peer (rdma_cm files them under the
+ * peer's address for its netevent notifier), CONNECT, and are destroyed
+ * after 0 to 5 ms, fetching what came meanwhile.
+ */
 static void c19_connect(void *p)
 {
-	struct shared *s = p;
-	int fc = open_dev();
-	uint32_t l, c;
+	struct c19 *c = p;
+	struct rdma_ucm_event_resp ev;
+	int fc = open_dev(), k;
+	uint32_t id;
 
-	if (route_to_listener(s->fd, fc, &s->addr, &l, &c) == NULL)
-		OUTCOME("connect", connect_id(fc, c, 0x19), EINVAL);
-	usleep(10000);
+	for (k = 0; k < 4; k++) {
+		if (create_id(fc, 0x19, RDMA_PS_TCP, &id))
+			break;
+		if (resolve_ip(fc, id, &c->addr) == 0 &&
+		    wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000) == 0 && resolve_route(fc, id) == 0 &&
+		    wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000) == 0) {
+			if (connect_id(fc, id, 0x19000 + k) == 0)
+				__atomic_add_fetch(&c->connects, 1, __ATOMIC_RELAXED);
+			else
+				OUTCOME("connect", -1, EINVAL);
+			usleep(rand() % 5000);
+			while (next_event(fc, &ev, 0) == 0)
+				if (ev.event == EV_UNREACHABLE)
+					__atomic_add_fetch(&c->unreachable, 1, __ATOMIC_RELAXED);
+		}
+		OUTCOME("destroy client", destroy_id(fc, id, NULL), 0);
+	}
 	close(fc);
+	__atomic_sub_fetch(&c->connecting, 1, __ATOMIC_RELEASE);
 }
 
-static void c19_flush(void *p)
+/*
+ * The peer changes its MAC, and the neighbour entry here follows, until
+ * both connecting threads are done.
+ */
+static void c19_flip(void *p)
 {
-	(void)p;
-	sh("ip neigh flush dev veth0; ip neigh flush dev veth2");
+	static const unsigned char macs[2][6] = { { 2, 0x19, 0, 0, 0, 1 }, { 2, 0x19, 0, 0, 0, 2 } };
+	struct c19 *c = p;
+	int k;
+
+	for (k = 0; __atomic_load_n(&c->connecting, __ATOMIC_ACQUIRE); k++) {
+		const unsigned char *mac = macs[(c->round + k) & 1];
+
+		OUTCOME("change the peer's MAC", set_hwaddr(c->peer_sock, "vethn1", mac), 0);
+		OUTCOME("update the neighbour", neigh_replace("vethn0", PEER_RXE_IP, mac), 0);
+		c->flips++;
+		usleep(rand() % 3000);
+	}
 }
 
+/* The peer accepts the requests that arrive, and destroys the children. */
+static void c19_accept(void *p)
+{
+	struct c19 *c = p;
+	struct rdma_ucm_event_resp ev;
+
+	while (next_event(c->fp, &ev, 300) == 0) {
+		if (ev.event != EV_CONNECT_REQUEST)
+			continue;
+		c->requests++;
+		OUTCOME("accept", accept_id(c->fp, ev.id, 0x19100, 1), EINVAL, ENOENT);
+		OUTCOME("destroy child", destroy_id(c->fp, ev.id, NULL), 0);
+	}
+}
+
+/*
+ * rdma_cm's netevent work (UNREACHABLE) against DESTROY_ID: ids here
+ * connect over RoCE to a listener of the peer (ucma_peer.h) while the peer
+ * changes its MAC under them, and each is destroyed 0 to 5 ms later. At least one
+ * UNREACHABLE must have been fetched (the class was reached), every
+ * destroy succeeds, nothing is left.
+ */
 static void class19_netevent_vs_cm_ids(void)
 {
-	static void (*const fns[])(void *) = { c19_connect, c19_flush };
-	struct shared s;
-	int i, n = iters / 10 + 1;
+	static void (*const fns[])(void *) = { c19_connect, c19_connect, c19_flip, c19_accept };
+	int i, n = iters / 10 + 1, set_up = 0;
+	struct c19 c = { 0 };
+	static char why[200];
+	uint32_t l;
 
 	begin_case();
-	for (i = 0; i < n; i++) {
-		s.fd = open_dev();
-		s.addr = with_port((i & 1) ? rxe : siw, port());
-		race(2, fns, &s);
-		close(s.fd);
+	if (access("/sys/module/rdma_rxe", F_OK) || access("/sys/module/siw", F_OK)) {
+		ktap_skipped(__func__, "no rdma_rxe or siw module");
+		return;
 	}
-	end_case(__func__, 1, "");
+	if (peer_up() == 0 && (c.peer_sock = peer_socket()) >= 0) {
+		for (i = 0; i < n; i++) {
+			c.round = i;
+			c.connecting = 2;
+			c.addr = with_port(ipv4(PEER_RXE_IP, 0), port());
+			c.fp = open_dev();
+			if (peer_enter() == 0 && create_id(c.fp, 0x91, RDMA_PS_TCP, &l) == 0 &&
+			    bind_ip(c.fp, l, &c.addr) == 0 && listen_id(c.fp, l, 64) == 0) {
+				set_up++;
+				peer_leave();
+				race(4, fns, &c);
+			} else {
+				peer_leave();
+			}
+			close(c.fp);
+		}
+	}
+	if (c.peer_sock > 0)
+		close(c.peer_sock);
+	peer_down();
+	stats(__func__, "%d rounds: %d connects, %d requests, %d MAC changes, %d UNREACHABLE",
+	      set_up, c.connects, c.requests, c.flips, c.unreachable);
+	snprintf(why, sizeof(why),
+		 "%d of %d rounds set up, %d connects, %d requests, %d MAC changes, %d UNREACHABLE",
+		 set_up, n, c.connects, c.requests, c.flips, c.unreachable);
+	end_case(__func__, set_up == n && c.unreachable > 0, why);
 }
 
 /* --- class 20: synthesised events against migrate: counts stay exact --- */
@@ -1251,38 +1340,6 @@ static void class22_error_path_leaks(void)
 }
 
 /* --- class 23: iw_cm handler against destroy (siw) --- */
-
-/*
- * Real QPs: iw_cm_connect() and iw_cm_accept() look the QP number up on the
- * device (iw_get_qp()) and fail with EINVAL when there is none. siw accepts
- * a new QP as it is (IDLE, not above RTR). From libibverbs, on the device
- * named by SIW_DEV.
- */
-static struct ibv_context *open_verbs(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	int i;
-
-	for (i = 0; list && list[i] && !c; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			c = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return c;
-}
-
-static struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = cq,
-		.recv_cq = cq,
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	return ibv_create_qp(pd, &a);
-}
 
 struct c23 {
 	struct shared s;
