@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation failures inside the rdma_cm event handler (issue 13, item 9).
+ *
+ * fail-nth (ucma_failnth) fails only the calling thread's allocations, so
+ * the event handler, which runs in rdma_cm's, ib_cm's and rxe's workqueue
+ * threads, never sees one. Here failslab runs with a probability and no
+ * task filter, limited by its stack-trace filter
+ * (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER, in debug.config) to
+ * allocations made while the uCMA module's event handler is on the stack:
+ * require-start/require-end span that one function (ucma_rs's
+ * cm_event_handler, the C module's ucma_event_handler), found in
+ * /proc/kallsyms. Failing every kworker allocation instead (task-filter)
+ * breaks rxe and ib_mad themselves, and nothing connects any more.
+ *
+ * During the failures, a connect storm over rxe: client ids resolve, route
+ * and CONNECT (with a made-up QP number; ib_cm sends the REQ anyway) to a
+ * listener on another file, whose owner destroys each child it is told
+ * about (ib_cm then rejects the request). The handler's allocations fail:
+ * a queued event is lost (as in C, an event that cannot be allocated is not
+ * delivered); a connect request whose child or event cannot be allocated
+ * is dropped (the handler returns -ENOMEM, rdma_cm destroys the child, and
+ * ib_cm sends no reject, so that the client's REQ is retried).
+ *
+ * What userspace sees must stay consistent: every event names one of the
+ * file's live ids, with that id's uid, and is one that id's state allows;
+ * every child a CONNECT_REQUEST names can be destroyed once; every client
+ * id destroys cleanly whatever happened to it (one whose event was lost is
+ * given up after STUCK_MS); afterwards no cm_id is left in rdma_cm and the
+ * id table is back at its first id. At least one failure must have been
+ * injected, and one request seen and rejected. The splat gate and kmemleak
+ * of scripts/guest-init see the rest.
+ *
+ * The C module frees a request's child's rdma_cm id itself when the
+ * request's event cannot be allocated and returns -ENOMEM, which makes
+ * rdma_cm destroy it again (Documentation/abi.rst): the case skips on C
+ * unless HF_FORCE is set. Needs the debug kernel (failslab) and RXE_IP.
+ * HF_CONNECTS (default 60) sets the number of connects, HF_PROBABILITY
+ * (default 20) the percentage of the handler's slab allocations that fail.
+ * Prints KTAP.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "ktap.h"
+#include "ucma_cmd.h"
+
+#define FAILSLAB "/sys/kernel/debug/failslab/"
+#define EV_ADDR_ERROR 1
+#define EV_ROUTE_ERROR 3
+#define EV_CONNECT_ERROR 6
+#define EV_UNREACHABLE 7
+#define EV_REJECTED 8
+#define LISTENER_UID 0x51
+#define CLIENT_UID 0x1000
+#define IN_FLIGHT 8
+#define STUCK_MS 8000
+
+enum step { FREE, RESOLVING_ADDR, RESOLVING_ROUTE, CONNECTING };
+
+struct client {
+	uint32_t id;
+	int index;
+	enum step step;
+	double since;
+};
+
+static struct storm {
+	struct sockaddr_in dst;
+	int fl, fc, n, stop;
+	/* Outcomes: client side */
+	int started, rejected, unreachable, addr_errors, route_errors, lost, connects;
+	/* server side */
+	int requests;
+	/* inconsistencies, with the first one's text */
+	int bad;
+	char why[200];
+} s;
+
+static pthread_mutex_t bad_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void inconsistent(const char *fmt, uint32_t a, uint32_t b)
+{
+	pthread_mutex_lock(&bad_lock);
+	if (!s.bad++)
+		snprintf(s.why, sizeof(s.why), fmt, a, b);
+	pthread_mutex_unlock(&bad_lock);
+}
+
+static double now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static int knob(const char *name, const char *val)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), FAILSLAB "%s", name);
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) < 0 || fclose(f))
+		return -1;
+	return 0;
+}
+
+static long knob_value(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), FAILSLAB "%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * The address range of the uCMA module's event handler function, from
+ * /proc/kallsyms: from its address to the next higher one of a symbol of
+ * the module (kallsyms does not list them in address order). 0, or -1.
+ */
+static int handler_range(unsigned long long *start, unsigned long long *end)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[700], name[512], mod[64];
+	unsigned long long addr;
+	int pass;
+	char type;
+
+	*start = *end = 0;
+	for (pass = 0; pass < 2 && f; pass++, rewind(f)) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%llx %c %511s [%63[^]]]", &addr, &type, name, mod) != 4 ||
+			    (strcmp(mod, "ucma_rs") && strcmp(mod, "rdma_ucm")))
+				continue;
+			if (pass == 0 &&
+			    ((!strcmp(mod, "ucma_rs") && strstr(name, "7rdma_cm16cm_event_handler")) ||
+			     (!strcmp(mod, "rdma_ucm") && !strcmp(name, "ucma_event_handler"))))
+				*start = addr;
+			if (pass == 1 && *start && addr > *start && (!*end || addr < *end))
+				*end = addr;
+		}
+	}
+	if (f)
+		fclose(f);
+	return *start && *end > *start && *end - *start < 65536 ? 0 : -1;
+}
+
+/* The listener's owner: destroys every child it is told about, once. */
+static void *server(void *arg)
+{
+	struct rdma_ucm_event_resp ev;
+	struct pollfd p = { .fd = s.fl, .events = POLLIN };
+
+	while (!__atomic_load_n(&s.stop, __ATOMIC_ACQUIRE)) {
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		while (get_event(s.fl, &ev, sizeof(ev)) == 0) {
+			if (ev.event != EV_CONNECT_REQUEST || ev.uid != LISTENER_UID) {
+				inconsistent("listener file: event %u with uid %#x", ev.event,
+					     (uint32_t)ev.uid);
+				continue;
+			}
+			s.requests++;
+			if (destroy_id(s.fl, ev.id, NULL))
+				inconsistent("destroy of child %u: errno %u", ev.id, errno);
+		}
+	}
+	return arg;
+}
+
+static void finish(struct client *c)
+{
+	if (destroy_id(s.fc, c->id, NULL))
+		inconsistent("destroy of client id %u: errno %u", c->id, errno);
+	c->step = FREE;
+}
+
+/* Starts client @c on its next connect; 0 when it is under way. */
+static void start(struct client *c)
+{
+	c->index = s.started++;
+	c->since = now_ms();
+	if (create_id(s.fc, CLIENT_UID + c->index, RDMA_PS_TCP, &c->id)) {
+		/* CREATE_ID allocates in this thread only: no failure here. */
+		inconsistent("create of client %u: errno %u", c->index, errno);
+		return;
+	}
+	c->step = RESOLVING_ADDR;
+	if (resolve_ip(s.fc, c->id, &s.dst)) {
+		inconsistent("resolve of client id %u: errno %u", c->id, errno);
+		finish(c);
+	}
+}
+
+static void client_event(struct client *cl, const struct rdma_ucm_event_resp *ev)
+{
+	int i;
+	struct client *c = NULL;
+
+	for (i = 0; i < IN_FLIGHT; i++)
+		if (cl[i].step != FREE && cl[i].id == ev->id)
+			c = &cl[i];
+	if (!c) {
+		inconsistent("client file: event %u for id %u, not a live id", ev->event, ev->id);
+		return;
+	}
+	if (ev->uid != CLIENT_UID + (uint64_t)c->index) {
+		inconsistent("client id %u: event with uid %#x", c->id, (uint32_t)ev->uid);
+		return;
+	}
+	switch (c->step * 100 + ev->event) {
+	case RESOLVING_ADDR * 100 + EV_ADDR_RESOLVED:
+		c->step = RESOLVING_ROUTE;
+		c->since = now_ms();
+		if (resolve_route(s.fc, c->id)) {
+			inconsistent("route of client id %u: errno %u", c->id, errno);
+			finish(c);
+		}
+		return;
+	case RESOLVING_ROUTE * 100 + EV_ROUTE_RESOLVED:
+		c->step = CONNECTING;
+		c->since = now_ms();
+		/* Rejected by rxe's ib_cm only if the made-up QP existed. */
+		if (connect_id(s.fc, c->id, 0x4000 + c->index)) {
+			inconsistent("connect of client id %u: errno %u", c->id, errno);
+			finish(c);
+			return;
+		}
+		s.connects++;
+		return;
+	case RESOLVING_ADDR * 100 + EV_ADDR_ERROR:
+		s.addr_errors++;
+		break;
+	case RESOLVING_ROUTE * 100 + EV_ROUTE_ERROR:
+		s.route_errors++;
+		break;
+	case CONNECTING * 100 + EV_REJECTED:
+		s.rejected++;
+		break;
+	case CONNECTING * 100 + EV_UNREACHABLE:
+	case CONNECTING * 100 + EV_CONNECT_ERROR:
+		s.unreachable++;
+		break;
+	default:
+		inconsistent("client id %u: event %u out of turn", c->id, ev->event);
+		break;
+	}
+	finish(c);
+}
+
+/* The client: IN_FLIGHT ids at a time, driven by their events. */
+static void client(void)
+{
+	struct client cl[IN_FLIGHT] = { 0 };
+	struct rdma_ucm_event_resp ev;
+	struct pollfd p = { .fd = s.fc, .events = POLLIN };
+	int i, busy = 1;
+
+	while (busy) {
+		busy = 0;
+		for (i = 0; i < IN_FLIGHT; i++) {
+			if (cl[i].step == FREE && s.started < s.n)
+				start(&cl[i]);
+			if (cl[i].step != FREE && now_ms() - cl[i].since > STUCK_MS) {
+				/* Its event was dropped, or its REQ lost. */
+				s.lost++;
+				finish(&cl[i]);
+			}
+			busy |= cl[i].step != FREE;
+		}
+		busy |= s.started < s.n;
+		if (poll(&p, 1, 100) > 0)
+			while (get_event(s.fc, &ev, sizeof(ev)) == 0)
+				client_event(cl, &ev);
+	}
+}
+
+static void connect_storm(const char *name, const char *ip)
+{
+	const char *pr = getenv("HF_PROBABILITY");
+	unsigned long long start, end;
+	uint32_t base = probe_id(), listener;
+	long times = 10000000, injected;
+	int after, configured;
+	struct sockaddr_in any;
+	double t0 = now_ms();
+	char val[32];
+	pthread_t srv;
+
+	s.n = getenv("HF_CONNECTS") ? atoi(getenv("HF_CONNECTS")) : 60;
+	s.dst = ipv4(ip, 31000 + getpid() % 1000);
+	any = s.dst;
+	if (handler_range(&start, &end)) {
+		ktap_result(0, name, "no event handler of ucma_rs or rdma_ucm in /proc/kallsyms");
+		return;
+	}
+	printf("# failslab limited to allocations under the event handler, %#llx..%#llx\n", start,
+	       end);
+	s.fl = open(DEV, O_RDWR | O_CLOEXEC);
+	s.fc = open(DEV, O_RDWR | O_CLOEXEC);
+	set_nonblock(s.fl, 1);
+	set_nonblock(s.fc, 1);
+	if (create_id(s.fl, LISTENER_UID, RDMA_PS_TCP, &listener) || bind_ip(s.fl, listener, &any) ||
+	    listen_id(s.fl, listener, 1000)) {
+		ktap_result(0, name, "listener setup: %s", strerror(errno));
+		return;
+	}
+	configured = !knob("task-filter", "N") && !knob("ignore-gfp-wait", "N") &&
+		     !knob("verbose", "0") && !knob("interval", "1") && !knob("space", "0") &&
+		     !knob("times", "10000000") && !knob("stacktrace-depth", "32");
+	snprintf(val, sizeof(val), "%llu", start);
+	configured = configured && !knob("require-start", val);
+	snprintf(val, sizeof(val), "%llu", end);
+	configured = configured && !knob("require-end", val) &&
+		     !knob("probability", pr ? pr : "20");
+	if (!configured) {
+		knob("probability", "0");
+		ktap_result(0, name, "cannot configure %s", FAILSLAB);
+		return;
+	}
+	pthread_create(&srv, NULL, server, NULL);
+	client();
+	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(srv, NULL);
+	knob("probability", "0");
+	injected = times - knob_value("times");
+	knob("require-start", "0");
+	knob("require-end", "0");
+	close(s.fc);
+	close(s.fl);
+	after = listed_cm_ids_after(10000);
+	printf("# %s (%.1f s): %d started, %d connects; %d requests seen, %d rejected, %d unreachable, %d address and %d route errors, %d lost; %ld handler allocations failed\n",
+	       name, (now_ms() - t0) / 1e3, s.started, s.connects, s.requests, s.rejected,
+	       s.unreachable, s.addr_errors, s.route_errors, s.lost, injected);
+	ktap_result(!s.bad && after == 0 && probe_id() == base && s.requests > 0 && s.rejected > 0 &&
+		    injected > 0,
+		    name, "%d inconsistencies (first: %s); %d cm_ids left; first id %u, next %u; %d connects, %d requests seen, %d rejected, %ld failures injected",
+		    s.bad, s.bad ? s.why : "-", after, base, probe_id(), s.connects, s.requests,
+		    s.rejected, injected);
+}
+
+int main(void)
+{
+	const char *ip = getenv("RXE_IP"), *mod = getenv("UCMA_MODULE");
+	const char *kernel = getenv("UCMA_KERNEL");
+	const char *name = "connect_storm_with_handler_allocation_failures";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ktap_header(1);
+	if (access(FAILSLAB "require-start", W_OK) && kernel && !strcmp(kernel, "debug"))
+		ktap_result(0, name, "the debug kernel has no failslab stack-trace filter");
+	else if (access(FAILSLAB "require-start", W_OK))
+		ktap_skipped(name, "no failslab stack-trace filter (the debug kernel has it)");
+	else if (!ip)
+		ktap_result(0, name, "RXE_IP not set (run through scripts/vm-run)");
+	else if (mod && !strcmp(mod, "c") && !getenv("HF_FORCE"))
+		ktap_skipped(name,
+			     "C rdma_ucm: a request whose event cannot be allocated has its rdma_cm id destroyed twice (abi.rst)");
+	else
+		connect_storm(name, ip);
+	return ktap_finish();
+}
