@@ -41,6 +41,14 @@
 #define NFDS 3
 #define NIDS 64
 #define MAX_ERRNO 600
+#define NEV 20 /* enum rdma_cm_event_type, ADDR_RESOLVED to INTERNAL */
+
+static const char *const ev_names[NEV + 1] = {
+	"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR", "CONNECT_REQUEST",
+	"CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE", "REJECTED", "ESTABLISHED",
+	"DISCONNECTED", "DEVICE_REMOVAL", "MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE",
+	"TIMEWAIT_EXIT", "ADDRINFO_RESOLVED", "ADDRINFO_ERROR", "USER", "INTERNAL", "other",
+};
 
 static const char *const op_names[NOPS] = {
 	"create_id", "destroy_id", "bind_ip", "resolve_ip", "resolve_route", "query_route",
@@ -74,6 +82,7 @@ struct stats {
 	unsigned long ops[NOPS], ok[NOPS], ns[NOPS];
 	unsigned long errnos[NOPS][MAX_ERRNO + 1];
 	unsigned long chain_writes;
+	unsigned long events[NEV + 1];
 	unsigned long bad;
 	int bad_op, bad_errno;
 };
@@ -101,6 +110,12 @@ static uint64_t next_rand(uint64_t *s)
 }
 
 #define RND(n) ((unsigned int)(next_rand(r) % (n)))
+
+/* An event fetched whole: counted by type. */
+static void count_event(const struct rdma_ucm_event_resp *ev)
+{
+	__atomic_add_fetch(&st->events[ev->event < NEV ? ev->event : NEV], 1, __ATOMIC_RELAXED);
+}
 
 static uint32_t pick_id(uint64_t *r)
 {
@@ -332,8 +347,12 @@ static long do_op(uint64_t *r, int op)
 		in.get_event.response = reply_ptr(r, reply);
 		in_len = sizeof(in.get_event);
 		out_len = RND(8) ? sizeof(*ev) : RND(400);
+		memset(ev, 0xff, sizeof(*ev));
 		ret = cmd(fd, op, &in, in_len, out_len);
-		if (!ret && in.get_event.response == (uintptr_t)reply && ev->event == EV_CONNECT_REQUEST)
+		if (ret || in.get_event.response != (uintptr_t)reply || out_len < 16)
+			return ret;
+		count_event(ev);
+		if (ev->event == EV_CONNECT_REQUEST)
 			remember(r, ev->id);
 		return ret;
 	}
@@ -604,6 +623,27 @@ static int reap(pid_t pid, time_t until)
 	return -1;
 }
 
+/* Events fetched, by type, and the success share of the state-changing commands. */
+static void print_reached(void)
+{
+	static const int ops[] = { RDMA_USER_CM_CMD_CONNECT, RDMA_USER_CM_CMD_ACCEPT, -1 };
+	unsigned long jo, jn;
+	int i;
+
+	printf("# events fetched (type count):");
+	for (i = 0; i <= NEV; i++)
+		if (st->events[i])
+			printf(" %s:%lu", ev_names[i], st->events[i]);
+	printf("\n");
+	for (i = 0; ops[i] >= 0; i++)
+		printf("# success: %-7s %6lu of %6lu (%.1f%%)\n", op_names[ops[i]], st->ok[ops[i]],
+		       st->ops[ops[i]], st->ops[ops[i]] ? 100.0 * st->ok[ops[i]] / st->ops[ops[i]] : 0);
+	jo = st->ok[RDMA_USER_CM_CMD_JOIN_IP_MCAST] + st->ok[RDMA_USER_CM_CMD_JOIN_MCAST];
+	jn = st->ops[RDMA_USER_CM_CMD_JOIN_IP_MCAST] + st->ops[RDMA_USER_CM_CMD_JOIN_MCAST];
+	printf("# success: %-7s %6lu of %6lu (%.1f%%) (join_ip_mcast and join_mcast)\n", "join", jo,
+	       jn, jn ? 100.0 * jo / jn : 0);
+}
+
 static void print_mix(void)
 {
 	int op, e;
@@ -702,6 +742,7 @@ int main(int argc, char **argv)
 		usleep(100000);
 	}
 	print_mix();
+	print_reached();
 	unsigned long total = 0;
 
 	for (i = 0; i < NOPS; i++)
