@@ -447,8 +447,11 @@ static long g_wait(int fd, uint32_t want, struct rdma_ucm_event_resp *ev, int ms
 #define EV_MULTICAST_ERROR 13
 #define EV_TIMEWAIT_EXIT 15
 
-enum { ST_SETUP = 1, ST_LISTEN, ST_RESOLVE, ST_ROUTE, ST_CONNECT, ST_REQUEST, ST_ACCEPT, ST_REPLY,
-       ST_ESTABLISHED, NSTEPS };
+/* The step of a connect flow that failed (0: none). */
+enum {
+	ST_SETUP = 1, ST_LISTEN, ST_RESOLVE, ST_ROUTE, ST_CONNECT, ST_REQUEST, ST_ACCEPT, ST_REPLY,
+	ST_ESTABLISHED, NSTEPS
+};
 static const char *const step_names[NSTEPS] = {
 	"-", "setup", "listen", "resolve", "route", "connect", "request", "accept", "reply", "established",
 };
