@@ -102,7 +102,7 @@ struct stats {
 	/* Guided flows by device (rxe, siw) and family (IPv4, IPv6, AF_IB). */
 	unsigned long flows[2][3], requests[2][3], established[2][3];
 	int fail_step[2][3], fail_errno[2][3];
-	unsigned long joins, joined, ib_flows, ib_resolved;
+	unsigned long joins, joined, ib_resolved;
 	int ib_route_errno;
 	unsigned long bad;
 	int bad_op, bad_errno;
