@@ -106,6 +106,8 @@ struct stats {
 	int ib_route_errno;
 	unsigned long bad;
 	int bad_op, bad_errno;
+	uint64_t slowest_ns; /* the longest single command or flow */
+	int slowest_op;
 };
 
 static struct stats *st;
@@ -1010,6 +1012,13 @@ static uint64_t now_ns(void)
 
 static void record(int op, long ret, int e, uint64_t ns)
 {
+	uint64_t old = __atomic_load_n(&st->slowest_ns, __ATOMIC_RELAXED);
+
+	while (ns > old && !__atomic_compare_exchange_n(&st->slowest_ns, &old, ns, 0,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	if (ns >= old)
+		st->slowest_op = op;
 	__atomic_add_fetch(&st->ops[op], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&st->ns[op], ns, __ATOMIC_RELAXED);
 	if (ret == 0) {
@@ -1321,6 +1330,7 @@ int main(int argc, char **argv)
 		usleep(100000);
 	}
 	print_mix();
+	printf("# slowest: %s, %.1f ms\n", op_names[st->slowest_op], st->slowest_ns / 1e6);
 	print_reached();
 	unsigned long total = 0;
 
