@@ -969,8 +969,9 @@ static long do_op(uint64_t *r, int op)
 			break;
 		default:
 			/*
-			 * As far as CONNECT (with a real QP) to whichever worker
-			 * listens there, if no other thread takes the events first.
+			 * As far as CONNECT (a QP number RoCE takes; a spare QP's
+			 * with -S) to whichever worker listens there, if no other
+			 * thread takes the events first.
 			 */
 			ret = G(RDMA_USER_CM_CMD_RESOLVE_IP, resolve_ip(fd, id, &a)) ||
 			      g_wait(fd, BIT(EV_ADDR_RESOLVED), &ev, 20) ||
