@@ -235,10 +235,12 @@ static void open_devices(void)
  * so by default one at or above 2^23, which no siw QP has (siw numbers
  * its QPs from 1, below 100 * 1024): a random command never puts a QP
  * of a guided flow into a second connection. With -S, a spare QP's number
- * of either device: one siw QP in the connects and accepts of several ids
- * at once led the in-tree C module to BUG() in iw_cm's destroy_cm_id()
- * (iwcm.c:427, from close()) on 2026-12-03, a kernel bug this module cannot
- * prevent. The guided flows give each connect and accept a QP of its own.
+ * of either device, several ids' connects and accepts sharing siw QPs: one
+ * such run (of two, seed 1, 2026-12-03) on the in-tree C module hit BUG()
+ * in iw_cm's destroy_cm_id() (iwcm.c:427: an iw_cm id still CONN_SENT or
+ * already DESTROYING, from close()), a kernel bug below the uCMA; the
+ * shared QP is the suspected trigger, not a proven one. The guided flows
+ * give each connect and accept a QP of its own.
  */
 static uint32_t spare_qpn(uint64_t *r, int d)
 {
