@@ -80,6 +80,8 @@ static struct storm {
 	/* inconsistencies, with the first one's text */
 	int bad;
 	char why[200];
+	/* what the case is doing, for the watchdog */
+	const char *volatile phase;
 } s;
 
 static pthread_mutex_t bad_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -290,6 +292,24 @@ static void client(void)
 	}
 }
 
+#define DEADLINE_S 300
+
+/*
+ * A case that hangs (a destroy or close that never returns, an event
+ * stream that never ends) fails with a line saying where, instead of
+ * running into the VM's timeout with nothing printed.
+ */
+static void *watchdog(void *name)
+{
+	sleep(DEADLINE_S);
+	knob("probability", "0");
+	printf("not ok 1 %s # still %s after %d s: %d started, %d connects, %d requests seen, %d rejected, %d lost\n",
+	       (const char *)name, s.phase, DEADLINE_S, s.started, s.connects, s.requests,
+	       s.rejected, s.lost);
+	fflush(stdout);
+	_exit(1);
+}
+
 static void connect_storm(const char *name, const char *ip)
 {
 	const char *pr = getenv("HF_PROBABILITY");
@@ -300,7 +320,7 @@ static void connect_storm(const char *name, const char *ip)
 	struct sockaddr_in any;
 	double t0 = now_ms();
 	char val[32];
-	pthread_t srv;
+	pthread_t srv, wd;
 
 	s.n = getenv("HF_CONNECTS") ? atoi(getenv("HF_CONNECTS")) : 60;
 	s.dst = ipv4(ip, 31000 + getpid() % 1000);
@@ -333,17 +353,23 @@ static void connect_storm(const char *name, const char *ip)
 		ktap_result(0, name, "cannot configure %s", FAILSLAB);
 		return;
 	}
+	s.phase = "in the connect storm";
+	pthread_create(&wd, NULL, watchdog, (void *)name);
 	pthread_create(&srv, NULL, server, NULL);
 	client();
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(srv, NULL);
+	s.phase = "closing the files";
 	knob("probability", "0");
 	injected = times - knob_value("times");
 	knob("require-start", "0");
 	knob("require-end", "0");
 	close(s.fc);
 	close(s.fl);
+	s.phase = "waiting for rdma_cm's ids to go";
 	after = listed_cm_ids_after(10000);
+	pthread_cancel(wd);
+	pthread_join(wd, NULL);
 	printf("# %s (%.1f s): %d started, %d connects; %d requests seen, %d rejected, %d unreachable, %d address and %d route errors, %d lost; %ld handler allocations failed\n",
 	       name, (now_ms() - t0) / 1e3, s.started, s.connects, s.requests, s.rejected,
 	       s.unreachable, s.addr_errors, s.route_errors, s.lost, injected);
