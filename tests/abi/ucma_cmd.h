@@ -138,8 +138,11 @@ static inline long listen_id(int fd, uint32_t id, int backlog)
 	return CMD(fd, RDMA_USER_CM_CMD_LISTEN, l, 0);
 }
 
-/* CONNECT with a caller-managed QP (qp_num only, as librdmacm sends it). */
-static inline long connect_id(int fd, uint32_t id, uint32_t qpn)
+/*
+ * CONNECT with a caller-managed QP (qp_num only, as librdmacm sends it) and
+ * the string @pd (without its NUL) as private data.
+ */
+static inline long connect_pd(int fd, uint32_t id, uint32_t qpn, const char *pd)
 {
 	struct rdma_ucm_connect c = { .id = id };
 
@@ -149,7 +152,15 @@ static inline long connect_id(int fd, uint32_t id, uint32_t qpn)
 	c.conn_param.initiator_depth = 1;
 	c.conn_param.retry_count = 7;
 	c.conn_param.rnr_retry_count = 7;
+	c.conn_param.private_data_len = strlen(pd);
+	memcpy(c.conn_param.private_data, pd, strlen(pd));
 	return CMD(fd, RDMA_USER_CM_CMD_CONNECT, c, 0);
+}
+
+/* CONNECT with a caller-managed QP and no private data. */
+static inline long connect_id(int fd, uint32_t id, uint32_t qpn)
+{
+	return connect_pd(fd, id, qpn, "");
 }
 
 /* ACCEPT; valid 0 is the active side's "send RTU". */

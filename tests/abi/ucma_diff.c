@@ -175,21 +175,6 @@ static void init_qp_attr(const char *name, int fd, uint32_t id, uint32_t state)
 	ktap_observe_reply(name, &attr, sizeof(attr));
 }
 
-static long connect_pd(int fd, uint32_t id, uint32_t qpn, const char *pd)
-{
-	struct rdma_ucm_connect c = { .id = id };
-
-	c.conn_param.valid = 1;
-	c.conn_param.qp_num = qpn;
-	c.conn_param.responder_resources = 1;
-	c.conn_param.initiator_depth = 1;
-	c.conn_param.retry_count = 5;
-	c.conn_param.rnr_retry_count = 6;
-	c.conn_param.private_data_len = strlen(pd);
-	memcpy(c.conn_param.private_data, pd, strlen(pd));
-	return CMD(fd, RDMA_USER_CM_CMD_CONNECT, c, 0);
-}
-
 static long accept_pd(int fd, uint32_t id, uint32_t qpn, const char *pd)
 {
 	struct rdma_ucm_accept a = { .id = id, .uid = 0xacc };

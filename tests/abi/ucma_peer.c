@@ -181,27 +181,12 @@ static int client_to(int fd, const struct sockaddr_in *addr, uint32_t *id)
 	return expect(fd, "client", EV_ROUTE_RESOLVED, 0, NULL, 10000);
 }
 
-static long connect_pd(int fd, uint32_t id, uint32_t qpn, const char *pd)
-{
-	struct rdma_ucm_connect c = { .id = id };
-
-	c.conn_param.valid = 1;
-	c.conn_param.qp_num = qpn;
-	c.conn_param.responder_resources = 1;
-	c.conn_param.initiator_depth = 1;
-	c.conn_param.retry_count = 7;
-	c.conn_param.rnr_retry_count = 7;
-	c.conn_param.private_data_len = strlen(pd) + 1;
-	memcpy(c.conn_param.private_data, pd, strlen(pd) + 1);
-	return CMD(fd, RDMA_USER_CM_CMD_CONNECT, c, 0);
-}
-
 static long reject_pd(int fd, uint32_t id, const char *pd)
 {
 	struct rdma_ucm_reject r = { .id = id };
 
-	r.private_data_len = strlen(pd) + 1;
-	memcpy(r.private_data, pd, strlen(pd) + 1);
+	r.private_data_len = strlen(pd);
+	memcpy(r.private_data, pd, strlen(pd));
 	return CMD(fd, RDMA_USER_CM_CMD_REJECT, r, 0);
 }
 
@@ -212,13 +197,12 @@ static long disconnect_id(int fd, uint32_t id)
 	return CMD(fd, RDMA_USER_CM_CMD_DISCONNECT, d, 0);
 }
 
-/* The event's private data must begin with the string @pd. */
+/* The event's private data must begin with the string @pd (no NUL). */
 static void expect_pd(const struct rdma_ucm_event_resp *ev, const char *side, const char *pd)
 {
 	const struct rdma_ucm_conn_param *c = &ev->param.conn;
 
-	if (c->private_data_len < strlen(pd) + 1 ||
-	    memcmp(c->private_data, pd, strlen(pd) + 1))
+	if (c->private_data_len < strlen(pd) || memcmp(c->private_data, pd, strlen(pd)))
 		fail("%s: %s carries %u bytes of private data, not \"%s\"", side,
 		     ev_name(ev->event), c->private_data_len, pd);
 }

@@ -45,10 +45,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <infiniband/verbs.h>
 
 #include "../abi/ktap.h"
 #include "../abi/ucma_cmd.h"
+#include "../abi/verbs_qp.h"
 
 #define NCMD 25
 #define OP_GARBAGE NCMD	   /* malformed header or length */
@@ -187,32 +187,6 @@ static void remember(uint64_t *r, uint32_t id)
 	__atomic_store_n(&id_fd[k], cur_slot, __ATOMIC_RELAXED);
 }
 
-static struct ibv_context *open_verbs(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	int i;
-
-	for (i = 0; list && list[i] && !c; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			c = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return c;
-}
-
-static struct ibv_qp *rc_qp(int d)
-{
-	struct ibv_qp_init_attr a = {
-		.send_cq = vd[d].cq,
-		.recv_cq = vd[d].cq,
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	return vd[d].pd ? ibv_create_qp(vd[d].pd, &a) : NULL;
-}
-
 static void open_devices(void)
 {
 	const char *names[2] = { getenv("RXE_DEV") ?: "rxe0", getenv("SIW_DEV") ?: "siw0" };
@@ -224,7 +198,7 @@ static void open_devices(void)
 		vd[d].pd = vd[d].ctx ? ibv_alloc_pd(vd[d].ctx) : NULL;
 		vd[d].cq = vd[d].pd ? ibv_create_cq(vd[d].ctx, 64, NULL, NULL, 0) : NULL;
 		for (k = 0; k < NSPARE && shared_qps; k++) {
-			qp = vd[d].cq ? rc_qp(d) : NULL;
+			qp = vd[d].cq ? rc_qp(vd[d].pd, vd[d].cq) : NULL;
 			vd[d].spare[k] = qp ? qp->qp_num : 0;
 		}
 	}
@@ -489,7 +463,7 @@ static uint16_t flow_port(void)
  */
 static long flow_connect(uint64_t *r, int d, int f)
 {
-	struct ibv_qp *qa = rc_qp(d), *qp = rc_qp(d);
+	struct ibv_qp *qa = rc_qp(vd[d].pd, vd[d].cq), *qp = rc_qp(vd[d].pd, vd[d].cq);
 	int fl = open(DEV, O_RDWR | O_CLOEXEC), fc = open(DEV, O_RDWR | O_CLOEXEC);
 	uint16_t port = flow_port(), len, llen;
 	struct sockaddr_storage a, la;
