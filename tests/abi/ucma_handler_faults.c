@@ -81,7 +81,7 @@ static struct storm {
 	int bad;
 	char why[200];
 	/* what the case is doing, for the watchdog */
-	const char *volatile phase;
+	const char *phase;
 } s;
 
 static pthread_mutex_t bad_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -304,8 +304,8 @@ static void *watchdog(void *name)
 	sleep(DEADLINE_S);
 	knob("probability", "0");
 	printf("not ok 1 %s # still %s after %d s: %d started, %d connects, %d requests seen, %d rejected, %d lost\n",
-	       (const char *)name, s.phase, DEADLINE_S, s.started, s.connects, s.requests,
-	       s.rejected, s.lost);
+	       (const char *)name, __atomic_load_n(&s.phase, __ATOMIC_ACQUIRE), DEADLINE_S,
+	       s.started, s.connects, s.requests, s.rejected, s.lost);
 	fflush(stdout);
 	_exit(1);
 }
@@ -353,20 +353,20 @@ static void connect_storm(const char *name, const char *ip)
 		ktap_result(0, name, "cannot configure %s", FAILSLAB);
 		return;
 	}
-	s.phase = "in the connect storm";
+	__atomic_store_n(&s.phase, "in the connect storm", __ATOMIC_RELEASE);
 	pthread_create(&wd, NULL, watchdog, (void *)name);
 	pthread_create(&srv, NULL, server, NULL);
 	client();
 	__atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(srv, NULL);
-	s.phase = "closing the files";
+	__atomic_store_n(&s.phase, "closing the files", __ATOMIC_RELEASE);
 	knob("probability", "0");
 	injected = times - knob_value("times");
 	knob("require-start", "0");
 	knob("require-end", "0");
 	close(s.fc);
 	close(s.fl);
-	s.phase = "waiting for rdma_cm's ids to go";
+	__atomic_store_n(&s.phase, "waiting for rdma_cm's ids to go", __ATOMIC_RELEASE);
 	after = listed_cm_ids_after(10000);
 	pthread_cancel(wd);
 	pthread_join(wd, NULL);

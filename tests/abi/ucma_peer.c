@@ -207,7 +207,7 @@ static void expect_pd(const struct rdma_ucm_event_resp *ev, const char *side, co
 		     ev_name(ev->event), c->private_data_len, pd);
 }
 
-static void destroy(int fd, uint32_t id, const char *what)
+static void destroy_or_fail(int fd, uint32_t id, const char *what)
 {
 	if (destroy_id(fd, id, NULL))
 		fail("destroy %s: %s", what, strerror(errno));
@@ -254,7 +254,7 @@ static void peer_neighbour_resolution(void)
 		else if (expect(fd, "client", EV_ADDR_RESOLVED, 0, NULL, 10000) == 0 &&
 			 (neigh_lladdr(PEER_RXE_IP, "vethn0", got) || strcmp(got, want)))
 			fail("neighbour entry '%s', the peer's MAC is %s", got, want);
-		destroy(fd, id, "client");
+		destroy_or_fail(fd, id, "client");
 	} else {
 		fail("CREATE_ID: %s", strerror(errno));
 	}
@@ -289,7 +289,7 @@ static void peer_addr_error(void)
 			fail("RESOLVE_IP after ADDR_ERROR: %s", strerror(errno));
 		else if (!failed_step)
 			expect(fd, "client", EV_ADDR_RESOLVED, 0, NULL, 10000);
-		destroy(fd, id, "client");
+		destroy_or_fail(fd, id, "client");
 	}
 	close(fd);
 	end_case(__func__);
@@ -334,7 +334,7 @@ static void rejected_without_listener(enum transport t, const char *name)
 			fail("CONNECT: %s, wanted ECONNREFUSED", ret ? strerror(errno) : "success");
 		}
 		expect_quiet(fd, "client", 200);
-		destroy(fd, id, "client");
+		destroy_or_fail(fd, id, "client");
 	}
 	close(fd);
 	end_case(name);
@@ -377,9 +377,9 @@ static void rejected_by_listener(enum transport t, const char *name)
 					expect_pd(&ev, "client", "ucma-peer: no");
 			}
 			expect_quiet(fc, "client", 200);
-			destroy(fc, c, "client");
+			destroy_or_fail(fc, c, "client");
 		}
-		destroy(fp, l, "listener");
+		destroy_or_fail(fp, l, "listener");
 	}
 	close(fc);
 	close(fp);
@@ -446,11 +446,11 @@ static void connect_disconnect(enum transport t, const char *name)
 				expect(fp, "peer", EV_TIMEWAIT_EXIT, 0, NULL, 20000);
 			if (!failed_step)
 				expect_quiet(fc, "client", 200);
-			destroy(fc, c, "client");
+			destroy_or_fail(fc, c, "client");
 		}
 		if (child != ~0u)
-			destroy(fp, child, "the peer's child");
-		destroy(fp, l, "listener");
+			destroy_or_fail(fp, child, "the peer's child");
+		destroy_or_fail(fp, l, "listener");
 	}
 	close(fc);
 	close(fp);
@@ -530,7 +530,7 @@ static void peer_unreachable_on_mac_change(void)
 		peer_sh(cmdline);
 		close(fc); /* destroys the clients */
 		fc = -1;
-		destroy(fp, l, "listener");
+		destroy_or_fail(fp, l, "listener");
 	}
 	if (fc >= 0)
 		close(fc);
