@@ -36,8 +36,9 @@
  * rdma_cm destroy it again (Documentation/abi.rst): the case skips on C
  * unless HF_FORCE is set. Needs the debug kernel (failslab) and RXE_IP.
  * HF_CONNECTS (default 60) sets the number of connects, HF_PROBABILITY
- * (default 20) the percentage of the handler's slab allocations that fail.
- * Prints KTAP.
+ * (default 20) the percentage of the handler's slab allocations that fail,
+ * HF_DEADLINE (default 300) the seconds after which a storm that has not
+ * finished fails. Prints KTAP.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -292,7 +293,7 @@ static void client(void)
 	}
 }
 
-#define DEADLINE_S 300
+static int deadline_s = 300; /* HF_DEADLINE */
 
 /*
  * A case that hangs (a destroy or close that never returns, an event
@@ -301,10 +302,10 @@ static void client(void)
  */
 static void *watchdog(void *name)
 {
-	sleep(DEADLINE_S);
+	sleep(deadline_s);
 	knob("probability", "0");
 	printf("not ok 1 %s # still %s after %d s: %d started, %d connects, %d requests seen, %d rejected, %d lost\n",
-	       (const char *)name, __atomic_load_n(&s.phase, __ATOMIC_ACQUIRE), DEADLINE_S,
+	       (const char *)name, __atomic_load_n(&s.phase, __ATOMIC_ACQUIRE), deadline_s,
 	       s.started, s.connects, s.requests, s.rejected, s.lost);
 	fflush(stdout);
 	_exit(1);
@@ -323,6 +324,8 @@ static void connect_storm(const char *name, const char *ip)
 	pthread_t srv, wd;
 
 	s.n = getenv("HF_CONNECTS") ? atoi(getenv("HF_CONNECTS")) : 60;
+	if (getenv("HF_DEADLINE") && atoi(getenv("HF_DEADLINE")) > 0)
+		deadline_s = atoi(getenv("HF_DEADLINE"));
 	s.dst = ipv4(ip, 31000 + getpid() % 1000);
 	any = s.dst;
 	if (handler_range(&start, &end)) {

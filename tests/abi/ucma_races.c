@@ -734,6 +734,12 @@ static void class10_listener_destroy_with_pending_requests(void)
 		uint32_t client[3];
 
 		s.fd = open_dev();
+		/*
+		 * Non-blocking: destroying the listener takes its unfetched
+		 * requests off the queue between c10_fetch's poll() and its
+		 * GET_EVENT, which would then wait for good (as with C).
+		 */
+		set_nonblock(s.fd, 1);
 		s.addr = with_port(rxe, port());
 		if (route_to_listener(s.fd, fc, &s.addr, &s.id, &client[0]))
 			break;
