@@ -116,12 +116,18 @@ static inline struct sockaddr_in ipv4(const char *ip, uint16_t port)
 	return a;
 }
 
-static inline long resolve_ip(int fd, uint32_t id, const struct sockaddr_in *dst)
+/* RESOLVE_IP with a timeout of @ms. */
+static inline long resolve_ip_ms(int fd, uint32_t id, const struct sockaddr_in *dst, uint32_t ms)
 {
-	struct rdma_ucm_resolve_ip r = { .id = id, .timeout_ms = 2000 };
+	struct rdma_ucm_resolve_ip r = { .id = id, .timeout_ms = ms };
 
 	memcpy(&r.dst_addr, dst, sizeof(*dst));
 	return CMD(fd, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0);
+}
+
+static inline long resolve_ip(int fd, uint32_t id, const struct sockaddr_in *dst)
+{
+	return resolve_ip_ms(fd, id, dst, 2000);
 }
 
 static inline long resolve_route(int fd, uint32_t id)

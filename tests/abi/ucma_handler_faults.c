@@ -41,7 +41,6 @@
  * finished fails. Prints KTAP.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>

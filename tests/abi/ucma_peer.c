@@ -127,14 +127,6 @@ static void expect_quiet(int fd, const char *side, int ms)
 		fail("%s: unexpected %s status %d", side, ev_name(ev.event), (int32_t)ev.status);
 }
 
-static long resolve_ip_ms(int fd, uint32_t id, const struct sockaddr_in *dst, uint32_t ms)
-{
-	struct rdma_ucm_resolve_ip r = { .id = id, .timeout_ms = ms };
-
-	memcpy(&r.dst_addr, dst, sizeof(*dst));
-	return CMD(fd, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0);
-}
-
 static uint16_t next_port = 20000;
 
 /*
