@@ -10,6 +10,9 @@
 #   make check            all tests: host tier (cargo) + VM tier (KTAP)
 #   make check KERNEL=debug   the VM tier on the debug kernel
 #   make host-test        only the host tier
+#   make bench            ucma_rs against the C rdma_ucm in one VM boot:
+#                         a table of medians and ratios, and plots
+#                         (BENCH_ROUNDS=N, default 5)
 #   make fmt / fmt-check  rustfmt with the kernel's config
 
 KERNEL ?= default
@@ -21,7 +24,7 @@ KMAKE_VARS = LLVM=-19 RUSTC=/usr/bin/rustc HOSTRUSTC=/usr/bin/rustc \
 	CLIPPY_DRIVER=/usr/bin/clippy-driver BINDGEN=$(HOME)/.cargo/bin/bindgen \
 	RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
 
-.PHONY: all modules clean run check host-test vm-test fmt fmt-check setup
+.PHONY: all modules clean run check host-test vm-test fmt fmt-check setup bench
 
 all: modules
 
@@ -42,6 +45,9 @@ run:
 
 check:
 	scripts/check --kernel $(KERNEL)
+
+bench:
+	scripts/bench --rounds $(or $(BENCH_ROUNDS),5)
 
 host-test:
 	cd ucma_core && cargo test

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Microbenchmarks of the uCMA device, run by tests/bench/run-bench in the
+ * test VM against whichever module is loaded (ucma_rs or the C rdma_ucm).
+ * Each workload prints result lines
+ *
+ *   BENCH <figure> <value> <unit>
+ *
+ * which scripts/bench collects per module and round. Workloads:
+ *
+ *   rtt      ns per write() of a failing command (QUERY of an unknown id:
+ *            ENOENT), of a succeeding one (QUERY of the address of a fresh id), and of a
+ *            plain write() of the same bytes to /dev/null (the floor); the
+ *            median of RTT_BATCHES batches of RTT_CALLS calls.
+ *   events   events per second from WRITE_CM_EVENT to GET_EVENT, through
+ *            one id: one thread writing then fetching each event in turn,
+ *            and one writer thread with 1 or 4 reader threads, the readers
+ *            blocking in GET_EVENT or waiting in poll().
+ *   memory   slab and vmalloc bytes (/proc/meminfo) per idle id at 10k and
+ *            100k ids on one file, and per queued event (100k events).
+ *   scaling  ns per CREATE_ID + DESTROY_ID pair with 1, 1k, 10k, 100k and
+ *            300k ids live in one file, and spread over four files; ns per
+ *            id to close a file of 10k, 100k and 300k ids.
+ *   allocs   slab allocations and bytes per command (kmem:kmalloc and
+ *            kmem:kmem_cache_alloc tracepoints, this process only; for the
+ *            asynchronous resolve, every task in the window).
+ *
+ * Needs RXE_IP (scripts/vm-run) for the bind and resolve paths of allocs.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "../abi/ucma_cmd.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "ucma_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int open_dev(void)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		die("open " DEV);
+	return fd;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void report(const char *figure, double value, const char *unit)
+{
+	printf("BENCH %s %.1f %s\n", figure, value, unit);
+	fflush(stdout);
+}
+
+static long env_long(const char *name, long dflt)
+{
+	const char *s = getenv(name);
+
+	return s && *s ? strtol(s, NULL, 0) : dflt;
+}
+
+/* Creates @n ids with uid 1 on @fd (lowest free first: their ids are known). */
+static void create_ids(int fd, long n)
+{
+	uint32_t id;
+
+	for (long i = 0; i < n; i++)
+		if (create_id(fd, 1, RDMA_PS_TCP, &id))
+			die("CREATE_ID");
+}
+
+/* --- rtt ---------------------------------------------------------------- */
+
+/* A command image written as is, header and payload in one buffer. */
+struct cmd_image {
+	struct rdma_ucm_cmd_hdr hdr;
+	union {
+		struct rdma_ucm_query query;
+	} u;
+};
+
+_Static_assert(sizeof(struct cmd_image) ==
+	       sizeof(struct rdma_ucm_cmd_hdr) + sizeof(struct rdma_ucm_query),
+	       "the payload follows the header without padding");
+
+static double ns_per_write(int fd, const struct cmd_image *c, long calls, int want_ok)
+{
+	uint64_t t0 = now_ns();
+
+	for (long i = 0; i < calls; i++) {
+		ssize_t r = write(fd, c, sizeof(c->hdr) + c->hdr.in);
+
+		if ((r >= 0) != want_ok)
+			die(want_ok ? "rtt: command failed" : "rtt: command succeeded");
+	}
+	return (double)(now_ns() - t0) / calls;
+}
+
+static void bench_rtt(void)
+{
+	long batches = env_long("RTT_BATCHES", 9), calls = env_long("RTT_CALLS", 20000);
+	struct rdma_ucm_query_addr_resp resp;
+	double devnull[64], error[64], query[64];
+	struct cmd_image q = { .hdr = { .cmd = RDMA_USER_CM_CMD_QUERY,
+					.in = sizeof(struct rdma_ucm_query),
+					.out = sizeof(resp) } };
+	struct cmd_image bad;
+	int fd = open_dev(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	uint32_t id;
+
+	if (null < 0)
+		die("open /dev/null");
+	if (batches > 64)
+		batches = 64;
+	if (create_id(fd, 1, RDMA_PS_TCP, &id))
+		die("CREATE_ID");
+	q.u.query.id = id;
+	q.u.query.option = RDMA_USER_CM_QUERY_ADDR;
+	q.u.query.response = (uintptr_t)&resp;
+	bad = q;
+	bad.u.query.id = id + 1000; /* not an id of this file */
+	for (long b = 0; b < batches; b++) {
+		devnull[b] = ns_per_write(null, &q, calls, 1);
+		error[b] = ns_per_write(fd, &bad, calls, 0);
+		query[b] = ns_per_write(fd, &q, calls, 1);
+	}
+	report("rtt.devnull_write", median(devnull, batches), "ns");
+	report("rtt.error_reply", median(error, batches), "ns");
+	report("rtt.query_addr", median(query, batches), "ns");
+	close(fd);
+	close(null);
+}
+
+/* --- events ------------------------------------------------------------- */
+
+struct event_run {
+	int fd;
+	uint32_t id;
+	long total;
+	int use_poll;
+	long fetched; /* atomically, by the readers */
+};
+
+static void *event_writer(void *arg)
+{
+	struct event_run *r = arg;
+
+	for (long i = 0; i < r->total; i++)
+		if (write_user_event(r->fd, r->id, EV_USER, 0, i))
+			die("WRITE_CM_EVENT");
+	return NULL;
+}
+
+static void *event_reader(void *arg)
+{
+	struct event_run *r = arg;
+	struct rdma_ucm_event_resp ev;
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+
+	for (;;) {
+		if (__atomic_load_n(&r->fetched, __ATOMIC_RELAXED) >= r->total)
+			return NULL;
+		if (r->use_poll && poll(&p, 1, 50) < 0)
+			die("poll");
+		if (get_event(r->fd, &ev, sizeof(ev))) {
+			if (errno == EAGAIN)
+				continue;
+			die("GET_EVENT");
+		}
+		__atomic_add_fetch(&r->fetched, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * @readers threads fetch @total events one writer thread queues. Blocking
+ * readers left waiting once the last event is fetched are woken by as many
+ * extra events as there are readers.
+ */
+static double events_per_s(int readers, int use_poll, long total)
+{
+	struct event_run r = { .fd = open_dev(), .total = total, .use_poll = use_poll };
+	pthread_t w, rd[8];
+	uint64_t t0, ns;
+
+	if (create_id(r.fd, 1, RDMA_PS_TCP, &r.id))
+		die("CREATE_ID");
+	set_nonblock(r.fd, use_poll);
+	t0 = now_ns();
+	for (int i = 0; i < readers; i++)
+		pthread_create(&rd[i], NULL, event_reader, &r);
+	pthread_create(&w, NULL, event_writer, &r);
+	pthread_join(w, NULL);
+	while (__atomic_load_n(&r.fetched, __ATOMIC_RELAXED) < total)
+		usleep(100);
+	ns = now_ns() - t0;
+	for (int i = 0; i < readers; i++)
+		write_user_event(r.fd, r.id, EV_USER, 0, 0);
+	for (int i = 0; i < readers; i++)
+		pthread_join(rd[i], NULL);
+	close(r.fd);
+	return total * 1e9 / ns;
+}
+
+/* One thread: WRITE_CM_EVENT then GET_EVENT, no sleeping. */
+static double events_same_thread(long total)
+{
+	struct rdma_ucm_event_resp ev;
+	int fd = open_dev();
+	uint64_t t0;
+	uint32_t id;
+
+	if (create_id(fd, 1, RDMA_PS_TCP, &id))
+		die("CREATE_ID");
+	t0 = now_ns();
+	for (long i = 0; i < total; i++)
+		if (write_user_event(fd, id, EV_USER, 0, i) || get_event(fd, &ev, sizeof(ev)))
+			die("event round trip");
+	t0 = now_ns() - t0;
+	close(fd);
+	return total * 1e9 / t0;
+}
+
+static void bench_events(void)
+{
+	long total = env_long("EVENTS", 100000);
+
+	report("events.one_thread", events_same_thread(total), "ev/s");
+	report("events.block_1_reader", events_per_s(1, 0, total), "ev/s");
+	report("events.poll_1_reader", events_per_s(1, 1, total), "ev/s");
+	report("events.block_4_readers", events_per_s(4, 0, total), "ev/s");
+	report("events.poll_4_readers", events_per_s(4, 1, total), "ev/s");
+}
+
+/* --- memory ------------------------------------------------------------- */
+
+/* Slab plus vmalloc in use, in bytes. */
+static long kernel_bytes(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	long slab = -1, vm = -1, kb;
+	char line[128];
+
+	if (!f)
+		die("/proc/meminfo");
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Slab: %ld kB", &kb) == 1)
+			slab = kb;
+		else if (sscanf(line, "VmallocUsed: %ld kB", &kb) == 1)
+			vm = kb;
+	}
+	fclose(f);
+	if (slab < 0 || vm < 0) {
+		errno = ENOENT;
+		die("Slab or VmallocUsed in /proc/meminfo");
+	}
+	return (slab + vm) * 1024;
+}
+
+/* Freed objects of rdma_cm and RCU callbacks settle before a reading. */
+static long settled_kernel_bytes(void)
+{
+	usleep(300000);
+	return kernel_bytes();
+}
+
+static void bench_memory(void)
+{
+	static const long counts[] = { 10000, 100000 };
+	long events = env_long("MEM_EVENTS", 100000);
+	char figure[64];
+	long before;
+	uint32_t id;
+	int fd;
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(counts); i++) {
+		before = settled_kernel_bytes();
+		fd = open_dev();
+		create_ids(fd, counts[i]);
+		snprintf(figure, sizeof(figure), "memory.per_id_%ldk", counts[i] / 1000);
+		report(figure, (double)(settled_kernel_bytes() - before) / counts[i], "bytes");
+		close(fd);
+	}
+	before = settled_kernel_bytes();
+	fd = open_dev();
+	if (create_id(fd, 1, RDMA_PS_TCP, &id))
+		die("CREATE_ID");
+	for (long i = 0; i < events; i++)
+		if (write_user_event(fd, id, EV_USER, 0, i))
+			die("WRITE_CM_EVENT");
+	report("memory.per_queued_event", (double)(settled_kernel_bytes() - before) / events,
+	       "bytes");
+	close(fd);
+}
+
+/* --- scaling ------------------------------------------------------------ */
+
+/* ns per CREATE_ID + DESTROY_ID on @fd. */
+static double create_destroy_ns(int fd, long pairs)
+{
+	uint64_t t0 = now_ns();
+	uint32_t id;
+
+	for (long i = 0; i < pairs; i++)
+		if (create_id(fd, 1, RDMA_PS_TCP, &id) || destroy_id(fd, id, NULL))
+			die("CREATE_ID + DESTROY_ID");
+	return (double)(now_ns() - t0) / pairs;
+}
+
+static void bench_scaling(void)
+{
+	static const long live[] = { 1, 1000, 10000, 100000, 300000 };
+	long pairs = env_long("SCALE_PAIRS", 5000), have = 0, max = env_long("SCALE_MAX", 300000);
+	char figure[64];
+	int fds[4];
+	uint64_t t0;
+
+	/* One file: live ids added in steps. */
+	fds[0] = open_dev();
+	for (unsigned int i = 0; i < ARRAY_SIZE(live) && live[i] <= max; i++) {
+		create_ids(fds[0], live[i] - have);
+		have = live[i];
+		snprintf(figure, sizeof(figure), "scaling.one_file.%ld", live[i]);
+		report(figure, create_destroy_ns(fds[0], pairs), "ns");
+	}
+	t0 = now_ns();
+	close(fds[0]);
+	snprintf(figure, sizeof(figure), "scaling.close.%ld", have);
+	report(figure, (double)(now_ns() - t0) / have, "ns");
+
+	/* Four files, a quarter of the live ids on each; the pairs on the first. */
+	for (int f = 0; f < 4; f++)
+		fds[f] = open_dev();
+	have = 0;
+	for (unsigned int i = 0; i < ARRAY_SIZE(live) && live[i] <= max; i++) {
+		for (int f = 0; f < 4; f++)
+			create_ids(fds[f], (live[i] - have) / 4 + (f < (live[i] - have) % 4));
+		have = live[i];
+		snprintf(figure, sizeof(figure), "scaling.four_files.%ld", live[i]);
+		report(figure, create_destroy_ns(fds[0], pairs), "ns");
+	}
+	for (int f = 0; f < 4; f++)
+		close(fds[f]);
+
+	/* Closing a file of N ids. */
+	for (unsigned int i = 2; i < ARRAY_SIZE(live) - 1 && live[i] < max; i++) {
+		int fd = open_dev();
+
+		create_ids(fd, live[i]);
+		t0 = now_ns();
+		close(fd);
+		snprintf(figure, sizeof(figure), "scaling.close.%ld", live[i]);
+		report(figure, (double)(now_ns() - t0) / live[i], "ns");
+	}
+}
+
+/* --- allocs ------------------------------------------------------------- */
+
+#define TRACING "/sys/kernel/tracing/"
+
+/*
+ * tracing_on, opened before counting starts: opening a file allocates, and
+ * the allocations of the counting process itself must stay out of the count.
+ */
+static int tracing_on_fd = -1;
+
+static void trace_write(const char *file, const char *s)
+{
+	int fd = open(file, O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		die(file);
+	close(fd);
+}
+
+/* Starts counting slab allocations, of this process only if @own. */
+static void trace_start(int own)
+{
+	char filter[64];
+
+	/* "0" clears a filter. */
+	snprintf(filter, sizeof(filter), own ? "common_pid == %d" : "0", getpid());
+	trace_write(TRACING "tracing_on", "0");
+	trace_write(TRACING "events/kmem/kmalloc/enable", "0");
+	trace_write(TRACING "events/kmem/kmem_cache_alloc/enable", "0");
+	trace_write(TRACING "events/kmem/kmalloc/filter", filter);
+	trace_write(TRACING "events/kmem/kmem_cache_alloc/filter", filter);
+	trace_write(TRACING "trace", "");
+	trace_write(TRACING "events/kmem/kmalloc/enable", "1");
+	trace_write(TRACING "events/kmem/kmem_cache_alloc/enable", "1");
+	if (write(tracing_on_fd, "1", 1) != 1)
+		die("tracing_on");
+}
+
+/* Stops counting; reports allocations and bytes per @ops. */
+static void trace_stop(const char *path, long ops)
+{
+	long n = 0, bytes = 0, b;
+	char line[1024], figure[96];
+	FILE *f;
+
+	if (write(tracing_on_fd, "0", 1) != 1)
+		die("tracing_on");
+	f = fopen(TRACING "trace", "r");
+	if (!f)
+		die("trace");
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "bytes_alloc=");
+
+		if (line[0] == '#' || !p || sscanf(p, "bytes_alloc=%ld", &b) != 1)
+			continue;
+		n++;
+		bytes += b;
+	}
+	fclose(f);
+	snprintf(figure, sizeof(figure), "allocs.%s.count", path);
+	report(figure, (double)n / ops, "allocs");
+	snprintf(figure, sizeof(figure), "allocs.%s.bytes", path);
+	report(figure, (double)bytes / ops, "bytes");
+}
+
+static void bench_allocs(void)
+{
+	const char *ip = getenv("RXE_IP");
+	long n = env_long("ALLOC_OPS", 1000);
+	struct rdma_ucm_event_resp ev;
+	struct sockaddr_in a;
+	uint32_t *ids = calloc(n, sizeof(*ids));
+	int fd = open_dev();
+
+	if (!ids || !ip) {
+		errno = ENOENT;
+		die("RXE_IP or memory");
+	}
+	trace_write(TRACING "buffer_size_kb", "8192");
+	tracing_on_fd = open(TRACING "tracing_on", O_WRONLY | O_CLOEXEC);
+	if (tracing_on_fd < 0)
+		die(TRACING "tracing_on");
+	trace_start(1);
+	for (long i = 0; i < n; i++)
+		if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
+			die("CREATE_ID");
+	trace_stop("create_id", n);
+
+	trace_start(1);
+	for (long i = 0; i < n; i++) {
+		struct rdma_ucm_query_addr_resp r;
+		struct rdma_ucm_query q = { .id = ids[0], .option = RDMA_USER_CM_QUERY_ADDR,
+					    .response = (uintptr_t)&r };
+
+		if (CMD(fd, RDMA_USER_CM_CMD_QUERY, q, sizeof(r)))
+			die("QUERY");
+	}
+	trace_stop("query_addr", n);
+
+	trace_start(1);
+	for (long i = 0; i < n; i++) {
+		struct rdma_ucm_query_addr_resp r;
+		struct rdma_ucm_query q = { .id = ids[n - 1] + 1000,
+					    .option = RDMA_USER_CM_QUERY_ADDR,
+					    .response = (uintptr_t)&r };
+
+		if (!CMD(fd, RDMA_USER_CM_CMD_QUERY, q, sizeof(r)))
+			die("QUERY of an unknown id succeeded");
+	}
+	trace_stop("error_reply", n);
+
+	trace_start(1);
+	for (long i = 0; i < n; i++)
+		if (write_user_event(fd, ids[0], EV_USER, 0, i))
+			die("WRITE_CM_EVENT");
+	trace_stop("write_cm_event", n);
+
+	trace_start(1);
+	for (long i = 0; i < n; i++)
+		if (get_event(fd, &ev, sizeof(ev)))
+			die("GET_EVENT");
+	trace_stop("get_event", n);
+
+	a = ipv4(ip, 0);
+	trace_start(1);
+	for (long i = 0; i < n; i++)
+		if (bind_ip(fd, ids[i], &a))
+			die("BIND_IP");
+	trace_stop("bind_ip", n);
+
+	/* The resolve and its ADDR_RESOLVED event, system-wide. */
+	trace_start(0);
+	for (long i = 0; i < n; i++)
+		if (resolve_ip(fd, ids[i], &a))
+			die("RESOLVE_IP");
+	for (long i = 0; i < n; i++)
+		if (wait_event(fd, EV_ADDR_RESOLVED, &ev, 10000))
+			die("ADDR_RESOLVED");
+	trace_stop("resolve_ip_and_event", n);
+
+	trace_start(1);
+	for (long i = 0; i < n; i++)
+		if (destroy_id(fd, ids[i], NULL))
+			die("DESTROY_ID");
+	trace_stop("destroy_id", n);
+
+	trace_write(TRACING "events/kmem/kmalloc/enable", "0");
+	trace_write(TRACING "events/kmem/kmem_cache_alloc/enable", "0");
+	trace_write(TRACING "events/kmem/kmalloc/filter", "0");
+	trace_write(TRACING "events/kmem/kmem_cache_alloc/filter", "0");
+	trace_write(TRACING "trace", "");
+	close(tracing_on_fd);
+	close(fd);
+	free(ids);
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "rtt"))
+			bench_rtt();
+		else if (!strcmp(argv[i], "events"))
+			bench_events();
+		else if (!strcmp(argv[i], "memory"))
+			bench_memory();
+		else if (!strcmp(argv[i], "scaling"))
+			bench_scaling();
+		else if (!strcmp(argv[i], "allocs"))
+			bench_allocs();
+		else {
+			fprintf(stderr, "usage: ucma_bench [rtt|events|memory|scaling|allocs]...\n");
+			return 2;
+		}
+	}
+	return 0;
+}
