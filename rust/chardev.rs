@@ -206,13 +206,14 @@ unsafe extern "C" fn ucma_write(
     _ppos: *mut bindings::loff_t,
 ) -> isize {
     // SAFETY: `file` is open and this is a file operation.
-    let state: Arc<UcmaFile> = unsafe { ucma_file(file) }.into();
+    let state = unsafe { ucma_file(file) };
     // SAFETY: `file` is a valid file.
     let may_write = unsafe { rdma_sys::ucma_shim_safe_file_access(file) };
     // SAFETY: the VFS holds a reference to `file` for the whole call, and this
     // device takes no `fdget_pos` (it is a stream).
     let fileref = unsafe { File::from_raw_file(file) };
-    let ret = state.write(
+    let ret = UcmaFile::write(
+        state,
         fileref,
         may_write,
         UserPtr::from_ptr(buf.cast_mut().cast()),

@@ -317,7 +317,7 @@ impl Context {
         r: Reservation<Arc<Context>>,
     ) -> Result<(), Reservation<Arc<Context>>> {
         let file = self.file();
-        let mut inner = file.inner.lock();
+        let mut inner = file.lock();
         if !inner.list_context(self) {
             return Err(r);
         }
@@ -390,7 +390,7 @@ impl Context {
         let mut dropped = EventList::new();
         let file = self.file();
         let (listed, reported) = {
-            let mut inner = file.inner.lock();
+            let mut inner = file.lock();
             inner.take_events_of(self, &mut dropped);
             (
                 inner.unlist_context(self),
@@ -500,7 +500,7 @@ impl Context {
             }
         };
         {
-            let mut inner = file.inner.lock();
+            let mut inner = file.lock();
             // Listed and queued in the critical section that checks that the
             // listener is still on `file` and `file` is not being released: a
             // wildcard listener's requests run under another id's handler
@@ -518,7 +518,7 @@ impl Context {
             CONTEXTS.lock().publish(r, child);
             inner.push_event(ev);
         }
-        file.wake_readers();
+        file.wake_reader();
         Ok(())
     }
 
@@ -549,7 +549,7 @@ impl Context {
         drop(old);
         let mut moved = EventList::new();
         let (listed, reported) = {
-            let mut inner = from.inner.lock();
+            let mut inner = from.lock();
             inner.take_events_of(self, &mut moved);
             (
                 inner.unlist_context(self),
@@ -557,7 +557,7 @@ impl Context {
             )
         };
         {
-            let mut inner = to.inner.lock();
+            let mut inner = to.lock();
             match listed {
                 Some(listed) => inner.relist_context(listed),
                 // Not listed on `from`: `from` is held open by the caller, so

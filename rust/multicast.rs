@@ -189,7 +189,7 @@ impl Multicast {
         let mut dropped = EventList::new();
         let file = self.ctx.file();
         {
-            let mut inner = file.inner.lock();
+            let mut inner = file.lock();
             inner.take_events(&mut dropped, |ev| {
                 ev.mc.as_ref().is_some_and(|m| Arc::ptr_eq(m, self))
             });

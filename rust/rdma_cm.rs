@@ -115,6 +115,26 @@ unsafe fn sockaddr_bytes(ss: *const bindings::__kernel_sockaddr_storage, out: &m
     unsafe { core::ptr::copy_nonoverlapping(ss.cast::<u8>(), out.as_mut_ptr(), n) };
 }
 
+/// Copies the `rdma_addr_size()` bytes of the socket address at `ss` (its
+/// family read first) to the start of `out`; returns that size (0 for an
+/// unknown family, nothing copied).
+///
+/// # Safety
+///
+/// `ss` must be valid for reads of a whole `__kernel_sockaddr_storage`.
+unsafe fn sockaddr_bytes_sized(
+    ss: *const bindings::__kernel_sockaddr_storage,
+    out: &mut [u8],
+) -> usize {
+    let mut fam = [0u8; 2];
+    // SAFETY: `ss` is valid, as guaranteed by the caller.
+    unsafe { sockaddr_bytes(ss, &mut fam) };
+    let n = addr_size(&fam).min(out.len());
+    // SAFETY: as above.
+    unsafe { sockaddr_bytes(ss, &mut out[..n]) };
+    n
+}
+
 /// Views a plain C struct of the uAPI as bytes.
 ///
 /// # Safety
@@ -570,10 +590,18 @@ impl CmIdRef<'_> {
     /// QUERY ADDR: both addresses at their full size, and the device facts.
     pub(crate) fn query_addr(&self) -> QueryAddrResp {
         let mut r = QueryAddrResp::new_zeroed();
-        let (src, dst) = self.addrs();
-        let (ss, ds) = (addr_size(&src), addr_size(&dst));
-        r.src_addr[..ss].copy_from_slice(&src[..ss]);
-        r.dst_addr[..ds].copy_from_slice(&dst[..ds]);
+        let id = self.raw();
+        // Straight into the reply, each address's own bytes only (as C
+        // copies them), the family read first for the size: this is the
+        // cheapest successful command, and every copy shows.
+        // SAFETY: `id` is live; the fields' addresses are taken without
+        // making references.
+        let (ss, ds) = unsafe {
+            (
+                sockaddr_bytes_sized(&raw const (*id).route.addr.src_addr, &mut r.src_addr),
+                sockaddr_bytes_sized(&raw const (*id).route.addr.dst_addr, &mut r.dst_addr),
+            )
+        };
         // CAST: address sizes are at most 48.
         (r.src_size, r.dst_size) = (ss as u16, ds as u16);
         self.fill_device(&mut r);

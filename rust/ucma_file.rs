@@ -7,6 +7,11 @@
 //! of its contexts, and executes the commands written to it. The errnos and
 //! their order follow the C module (see `Documentation/abi.rst`).
 
+use core::ops::{
+    Deref,
+    DerefMut, //
+};
+
 use kernel::{
     fs::File,
     list::{
@@ -16,12 +21,24 @@ use kernel::{
     new_mutex, new_poll_condvar,
     prelude::*,
     sync::{
-        atomic::ordering::Relaxed,
+        atomic::{
+            ordering::{
+                Acquire,
+                Relaxed,
+                Release, //
+            },
+            Atomic, //
+        },
+        lock::{
+            mutex::MutexBackend,
+            Guard, //
+        },
         poll::{
             PollCondVar,
             PollTable, //
         },
         Arc,
+        ArcBorrow,
         Mutex, //
     },
     uaccess::{
@@ -173,14 +190,56 @@ impl FileInner {
 }
 
 /// State of one open file of the uCMA device.
+///
+/// # Invariants
+///
+/// Whenever `inner` is unlocked, `has_events` tells whether `inner.events`
+/// is non-empty: it is updated only by [`FileGuard`]'s drop, before the
+/// lock is released.
 #[pin_data]
 pub(crate) struct UcmaFile {
-    /// The event queue and context list (F).
+    /// The event queue and context list (F). Locked through
+    /// [`UcmaFile::lock`] only.
     #[pin]
-    pub(crate) inner: Mutex<FileInner>,
+    inner: Mutex<FileInner>,
+    /// Whether events are queued, for `poll()` to read without the lock (as
+    /// C's `ucma_poll()` reads `list_empty()`): pollers then never wait for
+    /// the lock that every event's writer takes.
+    has_events: Atomic<bool>,
     /// Woken whenever an event is queued; GET_EVENT and `poll()` wait on it.
     #[pin]
     poll_wait: PollCondVar,
+}
+
+/// The lock of a [`UcmaFile`]'s [`FileInner`]; on drop it records whether
+/// events are queued, then unlocks.
+pub(crate) struct FileGuard<'a> {
+    file: &'a UcmaFile,
+    guard: Guard<'a, FileInner, MutexBackend>,
+}
+
+impl Deref for FileGuard<'_> {
+    type Target = FileInner;
+
+    fn deref(&self) -> &FileInner {
+        &self.guard
+    }
+}
+
+impl DerefMut for FileGuard<'_> {
+    fn deref_mut(&mut self) -> &mut FileInner {
+        &mut self.guard
+    }
+}
+
+impl Drop for FileGuard<'_> {
+    fn drop(&mut self) {
+        // INVARIANT: stored under the lock, which `guard` releases after this.
+        // Release: a poller that sees `true` sees the queued event.
+        self.file
+            .has_events
+            .store(!self.guard.events.is_empty(), Release);
+    }
 }
 
 /// `RDMA_PS_*` port spaces.
@@ -273,25 +332,45 @@ impl UcmaFile {
                     },
                     "UcmaFile::inner"
                 ),
+                has_events: Atomic::new(false),
                 poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
             }),
             GFP_KERNEL,
         )
     }
 
-    /// Appends an event to the queue and wakes readers; the event is
+    /// Locks the file's event queue and context list (F).
+    pub(crate) fn lock(&self) -> FileGuard<'_> {
+        FileGuard {
+            file: self,
+            guard: self.inner.lock(),
+        }
+    }
+
+    /// Appends an event to the queue and wakes a reader; the event is
     /// dropped if the file is being released.
     pub(crate) fn queue_event(&self, ev: ListArc<Event>) {
-        let rejected = self.inner.lock().push_event(ev);
+        let rejected = self.lock().push_event(ev);
         if rejected.is_none() {
-            self.wake_readers();
+            self.wake_reader();
         }
         drop(rejected);
     }
 
-    /// Wakes GET_EVENT sleepers and pollers.
+    /// Wakes every GET_EVENT sleeper and poller: after several events were
+    /// queued at once (MIGRATE_ID).
     pub(crate) fn wake_readers(&self) {
         self.poll_wait.notify_all();
+    }
+
+    /// Wakes every poller but only one GET_EVENT sleeper, for one event
+    /// queued: GET_EVENT sleeps as an exclusive waiter, and one event can
+    /// satisfy one GET_EVENT. Waking them all (C's non-exclusive wait) sends
+    /// every sleeper to the file lock, the writer's lock, only for all but
+    /// one to sleep again. A woken sleeper that leaves without the event
+    /// (signal, faulting reply buffer) passes the wake-up on.
+    pub(crate) fn wake_reader(&self) {
+        self.poll_wait.notify_one();
     }
 
     /// `release()`: closes the file to new contexts and events, drops the
@@ -301,7 +380,7 @@ impl UcmaFile {
     pub(crate) fn release(&self) {
         let mut events = EventList::new();
         {
-            let mut inner = self.inner.lock();
+            let mut inner = self.lock();
             inner.closed = true;
             inner.take_events(&mut events, |_| true);
         }
@@ -309,7 +388,7 @@ impl UcmaFile {
         // destroyed below.
         drop(events);
         loop {
-            let Some(listed) = self.inner.lock().contexts.pop_front() else {
+            let Some(listed) = self.lock().contexts.pop_front() else {
                 break;
             };
             let ctx = listed.into_arc();
@@ -323,7 +402,7 @@ impl UcmaFile {
     /// its payload. `may_write` is the credential check's outcome. Returns
     /// `len` on success, as the C module does.
     pub(crate) fn write(
-        self: &Arc<Self>,
+        this: ArcBorrow<'_, Self>,
         file: &File,
         may_write: bool,
         buf: UserPtr,
@@ -344,7 +423,7 @@ impl UcmaFile {
         }
         let req = Request::parse(len, hdr).map_err(errno_to_error)?;
         let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
-        self.execute(file, req, payload)?;
+        Self::execute(this, file, req, payload)?;
         Ok(len)
     }
 
@@ -374,36 +453,40 @@ impl UcmaFile {
         })
     }
 
-    fn execute(self: &Arc<Self>, file: &File, req: Request, p: UserPtr) -> Result {
+    /// Runs a command. The file's reference count is taken only by the
+    /// commands that keep a reference (CREATE_ID, MIGRATE_ID): not one
+    /// atomic increment and decrement per command.
+    fn execute(this: ArcBorrow<'_, Self>, file: &File, req: Request, p: UserPtr) -> Result {
         let in_len = usize::from(req.in_len);
         let out = usize::from(req.out_len);
+        let this_ref: &Self = &this;
         match req.command {
-            Command::CreateId => self.create_id(p, out),
-            Command::DestroyId => self.destroy_id(p, out),
-            Command::BindIp => self.bind_ip(p),
-            Command::Bind => self.bind(p),
-            Command::ResolveIp => self.resolve_ip(p),
-            Command::ResolveAddr => self.resolve_addr(p),
-            Command::ResolveRoute => self.resolve_route(p),
-            Command::QueryRoute => self.query_route(p, out),
-            Command::Query => self.query(p, out),
-            Command::Connect => self.connect(p, in_len),
-            Command::Listen => self.listen(p),
-            Command::Accept => self.accept(p, in_len),
-            Command::Reject => self.reject(p),
-            Command::Disconnect => self.disconnect(p),
-            Command::InitQpAttr => self.init_qp_attr(p, out),
-            Command::GetEvent => self.get_event(file, p, out),
-            Command::SetOption => self.set_option(p),
-            Command::Notify => self.notify_cmd(p),
-            Command::MigrateId => self.migrate_id(p),
-            Command::WriteCmEvent => self.write_cm_event(p),
+            Command::CreateId => Arc::from(this).create_id(p, out),
+            Command::DestroyId => this_ref.destroy_id(p, out),
+            Command::BindIp => this_ref.bind_ip(p),
+            Command::Bind => this_ref.bind(p),
+            Command::ResolveIp => this_ref.resolve_ip(p),
+            Command::ResolveAddr => this_ref.resolve_addr(p),
+            Command::ResolveRoute => this_ref.resolve_route(p),
+            Command::QueryRoute => this_ref.query_route(p, out),
+            Command::Query => this_ref.query(p, out),
+            Command::Connect => this_ref.connect(p, in_len),
+            Command::Listen => this_ref.listen(p),
+            Command::Accept => this_ref.accept(p, in_len),
+            Command::Reject => this_ref.reject(p),
+            Command::Disconnect => this_ref.disconnect(p),
+            Command::InitQpAttr => this_ref.init_qp_attr(p, out),
+            Command::GetEvent => this_ref.get_event(file, p, out),
+            Command::SetOption => this_ref.set_option(p),
+            Command::Notify => this_ref.notify_cmd(p),
+            Command::MigrateId => Arc::from(this).migrate_id(p),
+            Command::WriteCmEvent => this_ref.write_cm_event(p),
             // Framing already answered ENOSYS for GET_OPTION.
             Command::GetOption => Err(ENOSYS),
-            Command::JoinIpMcast => self.join_ip_mcast(p, out),
-            Command::JoinMcast => self.join_mcast(p, out),
-            Command::LeaveMcast => self.leave_mcast(p, out),
-            Command::ResolveIbService => self.resolve_ib_service(p),
+            Command::JoinIpMcast => this_ref.join_ip_mcast(p, out),
+            Command::JoinMcast => this_ref.join_mcast(p, out),
+            Command::LeaveMcast => this_ref.leave_mcast(p, out),
+            Command::ResolveIbService => this_ref.resolve_ib_service(p),
         }
     }
 
@@ -431,7 +514,7 @@ impl UcmaFile {
         })
     }
 
-    fn destroy_id(self: &Arc<Self>, p: UserPtr, out: usize) -> Result {
+    fn destroy_id(&self, p: UserPtr, out: usize) -> Result {
         if out < core::mem::size_of::<DestroyIdResp>() {
             return Err(ENOSPC);
         }
@@ -622,21 +705,30 @@ impl UcmaFile {
             return Err(ENOSPC);
         }
         let cmd: GetEvent = read_cmd(p)?;
-        let mut inner = self.inner.lock();
+        let mut inner = self.lock();
         while inner.events.is_empty() {
             if file.flags() & kernel::fs::file::flags::O_NONBLOCK != 0 {
                 return Err(EAGAIN);
             }
-            if self.poll_wait.wait_interruptible(&mut inner) {
+            if self.poll_wait.wait_interruptible(&mut inner.guard) {
+                // A wake-up meant for this sleeper goes to the next one.
+                let queued = !inner.events.is_empty();
+                drop(inner);
+                if queued {
+                    self.wake_reader();
+                }
                 return Err(ERESTARTSYS);
             }
         }
         let Some(ev) = inner.pop_event() else {
             return Err(EAGAIN);
         };
-        // A faulting reply buffer leaves the event queued.
+        // A faulting reply buffer leaves the event queued, for another
+        // sleeper if there is one.
         if let Err(e) = write_struct_min(cmd.response, &ev.resp, out) {
             inner.unpop_event(ev);
+            drop(inner);
+            self.wake_reader();
             return Err(e);
         }
         ev.ctx.events_reported.add(1, Relaxed);
@@ -825,7 +917,9 @@ impl UcmaFile {
     /// `poll()`: readable when an event is queued. Never writable, as in C.
     pub(crate) fn poll(&self, file: &File, table: PollTable<'_>) -> u32 {
         table.register_wait(file, &self.poll_wait);
-        if self.inner.lock().events.is_empty() {
+        // Acquire: pairs with the guard's store; a wake-up after an event
+        // queued later finds this poller registered.
+        if !self.has_events.load(Acquire) {
             0
         } else {
             kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
