@@ -1210,7 +1210,8 @@ static void class19_netevent_vs_cm_ids(void)
 		ktap_skipped(__func__, "no rdma_rxe or siw module");
 		return;
 	}
-	if (peer_up() == 0 && (c.peer_sock = peer_socket()) >= 0) {
+	c.peer_sock = peer_up() == 0 ? peer_socket() : -1;
+	if (c.peer_sock >= 0) {
 		for (i = 0; i < n; i++) {
 			c.round = i;
 			c.connecting = 2;
@@ -1855,6 +1856,128 @@ static void connect_request_vs_migrate_close(void)
 	end_case(__func__, before >= 0 && after == before && s.connects > 0, why);
 }
 
+/*
+ * GET_EVENT sleepers and the one-sleeper wake-up. ucma_rs wakes one
+ * blocked GET_EVENT per queued event (an exclusive wait); a sleeper that
+ * leaves without its event must pass the wake-up on, or the event stays
+ * queued while the others sleep. Reader A blocks first, with a reply buffer
+ * that faults; reader B blocks after it, with a good one; one event is
+ * written. In ucma_rs A is woken first (exclusive waiters are woken in
+ * order) and fails with EFAULT, leaving the event queued: B must still get
+ * it. (The C module wakes both; whichever reaches the queue first decides.)
+ * Then 4 readers fetch 50 * RACE_ITERS events
+ * from a writer, every one of them within 5 s of the last write.
+ */
+struct sleeper {
+	int fd;
+	void *response;
+	long ret;
+	int err;
+	int done;
+};
+
+static void *sleeper_get_event(void *arg)
+{
+	struct sleeper *s = arg;
+	struct rdma_ucm_get_event g = { .response = (uintptr_t)s->response };
+
+	s->ret = CMD(s->fd, RDMA_USER_CM_CMD_GET_EVENT, g, sizeof(struct rdma_ucm_event_resp));
+	s->err = errno;
+	__atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+struct readers {
+	int fd;
+	long total, fetched;
+};
+
+static void *reader_loop(void *arg)
+{
+	struct readers *r = arg;
+	struct rdma_ucm_event_resp ev;
+
+	while (__atomic_load_n(&r->fetched, __ATOMIC_ACQUIRE) < r->total) {
+		if (get_event(r->fd, &ev, sizeof(ev)))
+			return NULL;
+		if (ev.param.arg32[0] != 0xdead)
+			__atomic_add_fetch(&r->fetched, 1, __ATOMIC_ACQ_REL);
+	}
+	return NULL;
+}
+
+static int wait_flag(int *flag, int ms)
+{
+	for (int i = 0; i < ms && !__atomic_load_n(flag, __ATOMIC_ACQUIRE); i++)
+		usleep(1000);
+	return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+
+static void get_event_wakeup_passed_on(void)
+{
+	struct rdma_ucm_event_resp ev;
+	struct sleeper a = { .response = bad_ptr }, b = { .response = &ev };
+	struct readers r = { .total = 50L * iters };
+	pthread_t ta, tb, rd[4];
+	static char why[200];
+	int fd = open_dev(), ok = 0, i;
+	uint32_t id;
+	long left;
+
+	begin_case();
+	why[0] = 0;
+	if (fd < 0 || create_id(fd, 1, RDMA_PS_TCP, &id)) {
+		snprintf(why, sizeof(why), "open or CREATE_ID: %s", strerror(errno));
+		goto out;
+	}
+	a.fd = b.fd = fd;
+	pthread_create(&ta, NULL, sleeper_get_event, &a);
+	usleep(200000);
+	pthread_create(&tb, NULL, sleeper_get_event, &b);
+	usleep(200000);
+	write_user_event(fd, id, EV_USER, 0, 1);
+	/*
+	 * B must get the event. A either failed with EFAULT (ucma_rs; C when A
+	 * reached the queue first) or sleeps on (C, when B was first).
+	 */
+	ok = wait_flag(&b.done, 5000) && b.ret == 0 && (!a.done || (a.ret == -1 && a.err == EFAULT));
+	if (!ok)
+		snprintf(why, sizeof(why),
+			 "one event, two sleepers: the faulting one %s (%ld, errno %d), the other %s (%ld)",
+			 a.done ? "returned" : "still asleep", a.ret, a.err,
+			 b.done ? "returned" : "still asleep", b.ret);
+	/* Wake whoever still sleeps, so that both threads end. */
+	write_user_event(fd, id, EV_USER, 0, 0xdead);
+	write_user_event(fd, id, EV_USER, 0, 0xdead);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+
+	r.fd = fd;
+	for (i = 0; i < 4; i++)
+		pthread_create(&rd[i], NULL, reader_loop, &r);
+	for (i = 0; i < r.total; i++) {
+		write_user_event(fd, id, EV_USER, 0, 1);
+		if (i % 64 == 0)
+			sched_yield();
+	}
+	for (i = 0; i < 5000 && __atomic_load_n(&r.fetched, __ATOMIC_ACQUIRE) < r.total; i++)
+		usleep(1000);
+	left = r.total - __atomic_load_n(&r.fetched, __ATOMIC_ACQUIRE);
+	if (left && ok) {
+		ok = 0;
+		snprintf(why, sizeof(why), "4 readers: %ld of %ld events not fetched 5 s after the last write",
+			 left, r.total);
+	}
+	for (i = 0; i < 4; i++)
+		write_user_event(fd, id, EV_USER, 0, 0xdead);
+	for (i = 0; i < 4; i++)
+		pthread_join(rd[i], NULL);
+out:
+	if (fd >= 0)
+		close(fd);
+	end_case(__func__, ok, why);
+}
+
 #define CASE(f) { #f, f }
 
 static const struct {
@@ -1887,6 +2010,7 @@ static const struct {
 	CASE(migrate_vs_source_close),
 	CASE(join_vs_destroy_then_foreign_leave),
 	CASE(connect_request_vs_migrate_close),
+	CASE(get_event_wakeup_passed_on),
 };
 
 /* With arguments, only the cases whose names contain one of them run. */
