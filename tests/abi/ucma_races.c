@@ -1940,7 +1940,8 @@ static void get_event_wakeup_passed_on(void)
 	 * B must get the event. A either failed with EFAULT (ucma_rs; C when A
 	 * reached the queue first) or sleeps on (C, when B was first).
 	 */
-	ok = wait_flag(&b.done, 5000) && b.ret == 0 && (!a.done || (a.ret == -1 && a.err == EFAULT));
+	ok = wait_flag(&b.done, 5000) && b.ret == 0 &&
+	     (!a.done || (a.ret == -1 && a.err == EFAULT));
 	if (!ok)
 		snprintf(why, sizeof(why),
 			 "one event, two sleepers: the faulting one %s (%ld, errno %d), the other %s (%ld)",
@@ -1965,8 +1966,9 @@ static void get_event_wakeup_passed_on(void)
 	left = r.total - __atomic_load_n(&r.fetched, __ATOMIC_ACQUIRE);
 	if (left && ok) {
 		ok = 0;
-		snprintf(why, sizeof(why), "4 readers: %ld of %ld events not fetched 5 s after the last write",
-			 left, r.total);
+		snprintf(why, sizeof(why),
+			 "4 readers: %ld of %ld events not fetched 5 s after the last write", left,
+			 r.total);
 	}
 	for (i = 0; i < 4; i++)
 		write_user_event(fd, id, EV_USER, 0, 0xdead);
