@@ -21,6 +21,9 @@
  *   scaling  ns per CREATE_ID + DESTROY_ID pair with 1, 1k, 10k, 100k and
  *            300k ids live in one file, and spread over four files; ns per
  *            id to close a file of 10k, 100k and 300k ids.
+ *   resolve  us per id to resolve the address, then the route, of 2000 ids
+ *            (RXE_IP, RESOLVE_IP then RESOLVE_ROUTE on every id, then every
+ *            event fetched): the asynchronous path, handler to GET_EVENT.
  *   allocs   slab allocations and bytes per command (kmem:kmalloc and
  *            kmem:kmem_cache_alloc tracepoints, this process only; for the
  *            asynchronous resolve, every task in the window).
@@ -379,6 +382,46 @@ static void bench_scaling(void)
 	}
 }
 
+/* --- resolve ----------------------------------------------------------- */
+
+static void bench_resolve(void)
+{
+	const char *ip = getenv("RXE_IP");
+	long n = env_long("RESOLVE_IDS", 2000);
+	struct rdma_ucm_event_resp ev;
+	uint32_t *ids = calloc(n, sizeof(*ids));
+	struct sockaddr_in a;
+	int fd = open_dev();
+	uint64_t t0;
+
+	if (!ids || !ip) {
+		errno = ENOENT;
+		die("RXE_IP or memory");
+	}
+	a = ipv4(ip, 0);
+	for (long i = 0; i < n; i++)
+		if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
+			die("CREATE_ID");
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		if (resolve_ip(fd, ids[i], &a))
+			die("RESOLVE_IP");
+	for (long i = 0; i < n; i++)
+		if (wait_event(fd, EV_ADDR_RESOLVED, &ev, 10000))
+			die("ADDR_RESOLVED");
+	report("resolve.addr", (now_ns() - t0) / 1e3 / n, "us");
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		if (resolve_route(fd, ids[i]))
+			die("RESOLVE_ROUTE");
+	for (long i = 0; i < n; i++)
+		if (wait_event(fd, EV_ROUTE_RESOLVED, &ev, 10000))
+			die("ROUTE_RESOLVED");
+	report("resolve.route", (now_ns() - t0) / 1e3 / n, "us");
+	close(fd);
+	free(ids);
+}
+
 /* --- allocs ------------------------------------------------------------- */
 
 #define TRACING "/sys/kernel/tracing/"
@@ -546,10 +589,12 @@ int main(int argc, char **argv)
 			bench_memory();
 		else if (!strcmp(argv[i], "scaling"))
 			bench_scaling();
+		else if (!strcmp(argv[i], "resolve"))
+			bench_resolve();
 		else if (!strcmp(argv[i], "allocs"))
 			bench_allocs();
 		else {
-			fprintf(stderr, "usage: ucma_bench [rtt|events|memory|scaling|allocs]...\n");
+			fprintf(stderr, "usage: ucma_bench [rtt|events|memory|scaling|resolve|allocs]...\n");
 			return 2;
 		}
 	}
