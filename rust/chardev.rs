@@ -205,7 +205,8 @@ unsafe extern "C" fn ucma_write(
     len: usize,
     _ppos: *mut bindings::loff_t,
 ) -> isize {
-    // SAFETY: `file` is open and this is a file operation.
+    // SAFETY: `file` is open and this is a file operation, so `ucma_release`
+    // cannot run while the borrow lives (it ends with this call).
     let state = unsafe { ucma_file(file) };
     // SAFETY: `file` is a valid file.
     let may_write = unsafe { rdma_sys::ucma_shim_safe_file_access(file) };

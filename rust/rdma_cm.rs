@@ -594,8 +594,9 @@ impl CmIdRef<'_> {
         // Straight into the reply, each address's own bytes only (as C
         // copies them), the family read first for the size: this is the
         // cheapest successful command, and every copy shows.
-        // SAFETY: `id` is live; the fields' addresses are taken without
-        // making references.
+        // SAFETY: `id` is live, so both addresses are valid for reads of a
+        // whole `__kernel_sockaddr_storage`; they are taken without making
+        // references.
         let (ss, ds) = unsafe {
             (
                 sockaddr_bytes_sized(&raw const (*id).route.addr.src_addr, &mut r.src_addr),

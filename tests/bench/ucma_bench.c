@@ -98,6 +98,19 @@ static void create_ids(int fd, long n)
 			die("CREATE_ID");
 }
 
+/* RESOLVE_IP of @n ids to @a, then every ADDR_RESOLVED fetched. */
+static void resolve_all(int fd, const uint32_t *ids, long n, const struct sockaddr_in *a)
+{
+	struct rdma_ucm_event_resp ev;
+
+	for (long i = 0; i < n; i++)
+		if (resolve_ip(fd, ids[i], a))
+			die("RESOLVE_IP");
+	for (long i = 0; i < n; i++)
+		if (wait_event(fd, EV_ADDR_RESOLVED, &ev, 10000))
+			die("ADDR_RESOLVED");
+}
+
 /* --- rtt ---------------------------------------------------------------- */
 
 /* A command image written as is, header and payload in one buffer. */
@@ -403,12 +416,7 @@ static void bench_resolve(void)
 		if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
 			die("CREATE_ID");
 	t0 = now_ns();
-	for (long i = 0; i < n; i++)
-		if (resolve_ip(fd, ids[i], &a))
-			die("RESOLVE_IP");
-	for (long i = 0; i < n; i++)
-		if (wait_event(fd, EV_ADDR_RESOLVED, &ev, 10000))
-			die("ADDR_RESOLVED");
+	resolve_all(fd, ids, n, &a);
 	report("resolve.addr", (now_ns() - t0) / 1e3 / n, "us");
 	t0 = now_ns();
 	for (long i = 0; i < n; i++)
@@ -554,12 +562,7 @@ static void bench_allocs(void)
 
 	/* The resolve and its ADDR_RESOLVED event, system-wide. */
 	trace_start(0);
-	for (long i = 0; i < n; i++)
-		if (resolve_ip(fd, ids[i], &a))
-			die("RESOLVE_IP");
-	for (long i = 0; i < n; i++)
-		if (wait_event(fd, EV_ADDR_RESOLVED, &ev, 10000))
-			die("ADDR_RESOLVED");
+	resolve_all(fd, ids, n, &a);
 	trace_stop("resolve_ip_and_event", n);
 
 	trace_start(1);
