@@ -2,9 +2,15 @@
 #
 # ucma-rs: out-of-tree build and the two entry points.
 #
+#   make help             what follows, in short
 #   make                  build ucma_rs.ko against the cached test kernel
 #   make KDIR=/path       ... against any CONFIG_RUST=y kernel build tree
 #   make CLIPPY=1         ... with clippy
+#   make modules_install  install it into /lib/modules/<release>/updates
+#                         (INSTALL_MOD_PATH=<root> for another root) and run depmod
+#   make provider-ucma-rs / provider-rdma-ucm
+#                         install the modprobe.d file that makes ucma_rs (or
+#                         the C rdma_ucm) the module that serves rdma_cm
 #   make run              the main job: setup if needed, boot the VM with
 #                         ucma_rs loaded, run rping through it over siw
 #   make check            all tests: host tier (cargo) + VM tier (KTAP)
@@ -19,18 +25,61 @@ KERNEL ?= default
 UCMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ucma-rs
 KDIR ?= $(UCMA_CACHE)/kernel-$(KERNEL)
 
-# The kernel's toolchain (scripts/common.sh has the same list).
-KMAKE_VARS = LLVM=-19 RUSTC=/usr/bin/rustc HOSTRUSTC=/usr/bin/rustc \
-	CLIPPY_DRIVER=/usr/bin/clippy-driver BINDGEN=$(HOME)/.cargo/bin/bindgen \
-	RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
+# The kernel's toolchain (scripts/common.sh has the same defaults). Each can
+# be overridden, and must be what the kernel in KDIR was built with:
+# scripts/toolchain-check compares rustc and bindgen with its config.
+LLVM ?= -19
+RUSTC ?= /usr/bin/rustc
+HOSTRUSTC ?= $(RUSTC)
+CLIPPY_DRIVER ?= /usr/bin/clippy-driver
+BINDGEN ?= $(HOME)/.cargo/bin/bindgen
+RUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
+KMAKE_VARS = LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(HOSTRUSTC) \
+	CLIPPY_DRIVER=$(CLIPPY_DRIVER) BINDGEN=$(BINDGEN) RUST_LIB_SRC=$(RUST_LIB_SRC)
 
-.PHONY: all modules clean run check host-test vm-test fmt fmt-check setup bench
+# The C compiler kbuild derives from LLVM (1, a -suffix or a /prefix/).
+KCC = $(if $(filter 1,$(LLVM)),clang,$(if $(filter %/,$(LLVM)),$(LLVM)clang,clang$(LLVM)))
+# dkms appends CC=clang LD=ld.lld for a clang-built kernel. Here the
+# kernel's compilers are the ones LLVM names (suffix included): plain
+# `clang` may be another version, or, with Debian's clang-19, absent. So
+# CC and LD given on the command line are not handed to kbuild.
+MAKEOVERRIDES := $(filter-out CC=% LD=%,$(MAKEOVERRIDES))
+
+# Where modules_install and the provider-* targets write (as kbuild's own).
+INSTALL_MOD_PATH ?=
+MODPROBE_D = $(INSTALL_MOD_PATH)/etc/modprobe.d
+
+.PHONY: all help modules modules_install provider-ucma-rs provider-rdma-ucm clean run check \
+	host-test vm-test fmt fmt-check setup bench
 
 all: modules
 
+help:
+	@sed -n '/^#   make/,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+
+# The module of each kernel is kept as build/<release>/ucma_rs.ko (the
+# kbuild objects themselves are rebuilt whenever KDIR changes), which is
+# what scripts/vm-run boots with.
 modules:
-	@test -e $(KDIR)/Makefile || { echo "no kernel build at $(KDIR): run scripts/setup (or make check / make run)"; exit 1; }
+	@scripts/toolchain-check "$(KDIR)" "$(KCC)" "$(RUSTC)" "$(BINDGEN)"
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_VARS) $(if $(CLIPPY),CLIPPY=1) modules
+	@install -D -m 644 ucma_rs.ko build/$$(cat $(KDIR)/include/config/kernel.release)/ucma_rs.ko
+
+# kbuild installs an external module into updates/ (INSTALL_MOD_DIR), where
+# depmod ranks it above the kernel's own, then runs depmod.
+modules_install:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_VARS) INSTALL_MOD_DIR=updates \
+		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)) modules_install
+
+provider-ucma-rs:
+	install -d $(MODPROBE_D)
+	rm -f $(MODPROBE_D)/rdma-ucm.conf
+	install -m 644 modprobe.d/ucma-rs.conf $(MODPROBE_D)/
+
+provider-rdma-ucm:
+	install -d $(MODPROBE_D)
+	rm -f $(MODPROBE_D)/ucma-rs.conf
+	install -m 644 modprobe.d/rdma-ucm.conf $(MODPROBE_D)/
 
 clean:
 	-test -e $(KDIR)/Makefile && $(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_VARS) clean

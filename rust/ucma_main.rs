@@ -43,7 +43,14 @@ module! {
     authors: ["ucma-rs developers"],
     description: "RDMA Userspace Connection Manager Access, in Rust",
     license: "GPL",
+    // What ib_core's nldev asks for (request_module) when userspace looks
+    // up the "rdma_cm" character device and no client of that name is
+    // registered: the C module's MODULE_ALIAS_RDMA_CLIENT("rdma_cm").
+    alias: ["rdma-client-rdma_cm"],
 }
+
+/// The module's version, from the top-level `VERSION` file (Kbuild).
+const VERSION: &str = env!("UCMA_RS_VERSION");
 
 /// The loaded module. Fields drop in order: the device (no new files) and
 /// client first, then the sysctl, then the global tables.
@@ -66,6 +73,13 @@ impl kernel::InPlaceModule for UcmaModule {
             },
             _sysctl: Sysctl::register()?,
             misc <- chardev::MiscRegistration::register(),
+        })
+        .pin_chain(|_| {
+            pr_info!(
+                "version {VERSION}, serving /dev/infiniband/rdma_cm (uCMA ABI {})\n",
+                ucma_core::abi::ABI_VERSION
+            );
+            Ok(())
         })
     }
 }

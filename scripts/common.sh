@@ -27,6 +27,37 @@ kmake_vars() {
 log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# A long step: runs "$@" with its whole output in $UCMA_CACHE/logs/$1.log
+# (the first argument names the step), shows a progress line every
+# UCMA_PROGRESS seconds (default 60) and the elapsed time at the end, and
+# on failure the last 40 lines of the log. Returns the command's status.
+run_logged() {
+	local name=$1 logf start pid rc=0 last now
+	shift
+	mkdir -p "$UCMA_CACHE/logs"
+	logf=$UCMA_CACHE/logs/$name.log
+	start=$(date +%s) last=$start
+	log "$name: running, full output in $logf"
+	"$@" >"$logf" 2>&1 &
+	pid=$!
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 1
+		now=$(date +%s)
+		if [ $((now - last)) -ge "${UCMA_PROGRESS:-60}" ]; then
+			last=$now
+			log "$name: $((now - start)) s, $(wc -l <"$logf") lines of log"
+		fi
+	done
+	wait "$pid" || rc=$?
+	if [ $rc = 0 ]; then
+		log "$name: done in $(($(date +%s) - start)) s"
+	else
+		log "$name: FAILED (exit $rc) after $(($(date +%s) - start)) s; the end of $logf:"
+		tail -n 40 "$logf" >&2
+	fi
+	return $rc
+}
+
 # Where the cached build of kernel flavour $1 (default, debug) is:
 # the symlink written by scripts/build-kernel after a successful build.
 kernel_dir() {

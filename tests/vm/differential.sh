@@ -80,7 +80,7 @@ echo "ucma-rs: uCMA module loaded: c" >/dev/kmsg
 [ -c /dev/infiniband/rdma_cm ] || ok=0
 run_harnesses c || ok=0
 unload rdma_ucm || ok=0
-insmod "$here/../../ucma_rs.ko" || ok=0
+insmod "$UCMA_KO" || ok=0
 echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
 if [ $ok = 1 ] && [ -s "$work/rust.obs" ] && [ -s "$work/c.obs" ]; then
 	echo "ok 1 differential_runs"

@@ -31,7 +31,7 @@ fi
 res $? other_module_not_loadable "the other uCMA module loaded"
 if [ "${UCMA_MODULE:-}" = c ]; then
 	# ucma_rs refuses to load while the C module holds rdma_cm, and says why.
-	out=$(insmod "$UCMA_ROOT/ucma_rs.ko" 2>&1)
+	out=$(insmod "$UCMA_KO" 2>&1)
 	rc=$?
 	[ $rc != 0 ] && dmesg | grep -q 'ucma_rs: the rdma_cm device is held by another module'
 	res $? refuses_to_load_beside_rdma_ucm "insmod rc=$rc: $out"

@@ -71,7 +71,7 @@ res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $l
 # the module would run into its freed text within the 2.5 s waited before
 # the reload. Then no splat, no cm_id, and the module loads again.
 rmmod_case() {
-	local mod=ucma_rs load="insmod $UCMA_ROOT/ucma_rs.ko" round far near why= splat
+	local mod=ucma_rs load="insmod $UCMA_KO" round far near why= splat
 	if [ "${UCMA_MODULE:-}" = c ]; then
 		mod=rdma_ucm load="modprobe --ignore-install rdma_ucm"
 	fi

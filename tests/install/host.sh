@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Host tier: building and installing ucma_rs the ways a user's machine does
+# (KTAP), against the cached kernel KDIR ($1). Leaves under tests/build:
+#   modroot/  the kernel's modules and ucma_rs (make modules_install), the
+#             tree tests/vm/install.sh mounts as /lib/modules in the guest;
+#   dkms/     dkms's own trees, with the module `dkms install` put there;
+#   headers/  a headers-only copy of KDIR (what a headers package carries)
+#             and the module built against it.
+# Nothing is written outside the checkout: dkms runs with its trees moved
+# into tests/build/dkms and without depmod on the host.
+set -u
+. "$(dirname "$0")/../../scripts/common.sh"
+kdir=$(readlink -f "${1:?usage: tests/install/host.sh KDIR}")
+cd "$UCMA_ROOT" || exit 1
+build=$UCMA_ROOT/tests/build
+release=$(cat "$kdir/include/config/kernel.release")
+version=$(cat VERSION)
+mapfile -t kvars < <(kmake_vars)
+n=0 fail=0
+res() { # $1 ok(0/1) $2 name $3 log file
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2 # see $3"
+		tail -n 15 "$3" | sed 's/^/# /'
+		fail=$((fail + 1))
+	fi
+}
+echo "KTAP version 1"
+echo "1..6"
+
+# 1. make modules_install into a scratch root: the kernel's modules, then
+# ucma_rs into updates/, depmod run by kbuild.
+log=$build/logs/modules_install.log
+tree=$build/modroot/lib/modules/$release
+rm -rf "$build/modroot"
+{
+	make -C "$kdir" "${kvars[@]}" INSTALL_MOD_PATH="$build/modroot" modules_install &&
+		make KDIR="$kdir" INSTALL_MOD_PATH="$build/modroot" modules_install
+} >"$log" 2>&1
+[ $? = 0 ] && [ -f "$tree/updates/ucma_rs.ko" ] &&
+	grep -q '^updates/ucma_rs.ko:.*rdma_cm.ko' "$tree/modules.dep" &&
+	grep -q '^alias rdma-client-rdma_cm ucma_rs$' "$tree/modules.alias"
+res $? modules_install_into_updates "$log"
+
+# 2. The modprobe.d files install where INSTALL_MOD_PATH says.
+log=$build/logs/provider.log
+{
+	make INSTALL_MOD_PATH="$build/modroot" provider-rdma-ucm &&
+		make INSTALL_MOD_PATH="$build/modroot" provider-ucma-rs
+} >"$log" 2>&1
+[ $? = 0 ] && cmp -s modprobe.d/ucma-rs.conf "$build/modroot/etc/modprobe.d/ucma-rs.conf" &&
+	[ ! -e "$build/modroot/etc/modprobe.d/rdma-ucm.conf" ]
+res $? provider_conf_installs "$log"
+
+# 3. DKMS: add, build and install against the cached kernel.
+log=$build/logs/dkms.log
+d=$build/dkms
+rm -rf "$d"
+mkdir -p "$d/tree" "$d/install/$release"
+if ! command -v dkms >/dev/null; then
+	n=$((n + 1)); echo "not ok $n dkms_add_build_install # dkms is not installed (scripts/setup)"
+	fail=$((fail + 1))
+else
+	# dkms wants /usr/src-style NAME-VERSION; a clean copy of the sources
+	# (git ls-files: what a release tarball holds).
+	src=$d/src/ucma-rs-$version
+	mkdir -p "$src"
+	git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$src"
+	opts=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/install" -k "$release"
+		--kernelsourcedir "$kdir" --no-depmod)
+	{
+		dkms add "${opts[@]}" -m ucma-rs -v "$version" &&
+			dkms build "${opts[@]}" -m ucma-rs -v "$version" &&
+			dkms install "${opts[@]}" -m ucma-rs -v "$version" --force &&
+			dkms status "${opts[@]}" -m ucma-rs
+	} >"$log" 2>&1
+	[ $? = 0 ] && grep -q "ucma-rs/$version, $release, .*: installed" "$log" &&
+		[ -n "$(find "$d/install" -name 'ucma_rs.ko*' -path "*$release*")" ]
+	res $? dkms_add_build_install "$log"
+fi
+
+# 4. dkms.conf's version is the module's.
+grep -qx "PACKAGE_VERSION=\"$version\"" dkms.conf
+res $? dkms_conf_version_is_VERSION dkms.conf
+
+# 5. A headers-only tree: what the kernel's own install-extmod-build puts in
+# a headers package, plus the Rust metadata a Rust module links against.
+log=$build/logs/headers.log
+h=$build/headers
+rm -rf "$h"
+{
+	scripts/headers-tree "$kdir" "$h/kernel" &&
+		! [ -e "$h/kernel/drivers" ] &&
+		mkdir -p "$h/src" &&
+		git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$h/src" &&
+		make -C "$h/src" KDIR="$h/kernel" modules &&
+		modinfo "$h/src/ucma_rs.ko"
+} >"$log" 2>&1
+[ $? = 0 ] && [ "$(modinfo -F vermagic "$h/src/ucma_rs.ko")" = "$(modinfo -F vermagic "$tree/updates/ucma_rs.ko")" ]
+res $? build_against_headers_only_tree "$log"
+
+# 6. A rustc other than the kernel's is refused before compiling, in one
+# line naming both.
+log=$build/logs/rustc-mismatch.log
+fake=$build/fake-rustc
+printf '#!/bin/sh\necho "rustc 1.0.0 (ffffffff 2015-05-15)"\n' >"$fake"
+chmod +x "$fake"
+make -s KDIR="$kdir" RUSTC="$fake" modules >"$log" 2>&1
+rc=$?
+[ $rc != 0 ] && [ "$(grep -c '^ucma_rs: ' "$log")" = 1 ] &&
+	grep -qF "ucma_rs: rustc mismatch: the kernel was built with '$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT=//p' "$kdir/include/config/auto.conf")', RUSTC=$fake is 'rustc 1.0.0 (ffffffff 2015-05-15)'" "$log" &&
+	! grep -q '\[M\]' "$log"
+res $? mismatched_rustc_refused "$log"
+
+echo "# $((n - fail)) passed, $fail failed, 0 skipped"
+[ $fail = 0 ]

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# VM tier (boot with --module none): ucma_rs installed the kbuild way and
+# found by modprobe, as on a user's machine (KTAP).
+#
+# scripts/check prepares $MODROOT on the host: the kernel's own modules and
+# ucma_rs from `make modules_install INSTALL_MOD_PATH=$MODROOT` (ucma_rs in
+# updates/, depmod run), and, when dkms is there, the module that
+# `dkms build/install` made in $DKMSROOT. Here that tree is bind-mounted
+# over /lib/modules/<release>, the repository's modprobe.d files are put
+# in /etc/modprobe.d, and the kernel's usermode modprobe is a wrapper that
+# logs what the kernel asks for. Then:
+#   - librdmacm (rping) looks up the rdma_cm device through netlink; ib_core
+#     asks for "rdma-client-rdma_cm" and ucma_rs is what arrives: through
+#     its own alias alone (rdma_ucm blacklisted), and with ucma-rs.conf
+#     while both modules are installed;
+#   - `modprobe rdma_ucm` (rdma-core's boot-time list) loads ucma_rs;
+#   - with rdma-ucm.conf instead, the same lookup loads the C rdma_ucm.
+set -u
+n=0 fail=0 skip=0
+retry_note=
+res() { # $1 ok(0/1) $2 name $3 reason
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then echo "ok $n $2$retry_note"; else echo "not ok $n $2 # $3"; fail=$((fail + 1)); fi
+	retry_note=
+}
+skip() { n=$((n + 1)) skip=$((skip + 1)); echo "ok $n $1 # SKIP $2"; }
+loaded() { grep -q "^$1 " /proc/modules; }
+modules_state() { echo "ucma_rs=$(loaded ucma_rs && echo in || echo out) rdma_ucm=$(loaded rdma_ucm && echo in || echo out)"; }
+unload_ucma() {
+	local i
+	for i in $(seq 50); do
+		loaded ucma_rs || loaded rdma_ucm || return 0
+		rmmod ucma_rs 2>/dev/null
+		rmmod rdma_ucm 2>/dev/null
+		sleep 0.1
+	done
+	return 1
+}
+rping_ok() { # $1 address: rping_pair, retried once (soft RDMA under TCG is
+	# occasionally flaky; the module checks around it are not retried)
+	rping_pair "$1" && return 0
+	echo "# rping over $1 failed once ($(tail -n 1 /tmp/install-rping-c.log)), retrying"
+	retry_note=" # passed on retry"
+	rping_pair "$1"
+}
+rping_pair() { # $1 address: a short verified rping, both sides through librdmacm
+	timeout 60 rping -s -a "$1" -C 3 -V >/tmp/install-rping-s.log 2>&1 &
+	local srv=$! rc src
+	sleep 1
+	timeout 60 rping -c -a "$1" -C 3 -V >/tmp/install-rping-c.log 2>&1
+	rc=$?
+	wait $srv
+	src=$?
+	[ $rc = 0 ] && [ $src = 0 ]
+}
+
+release=$(uname -r)
+modroot=${MODROOT:-$UCMA_ROOT/tests/build/modroot}
+tree=$modroot/lib/modules/$release
+echo "KTAP version 1"
+echo "1..8"
+
+# 1. The installed tree: ucma_rs in updates/, its alias in modules.alias.
+ko=$tree/updates/ucma_rs.ko
+[ -f "$ko" ] && grep -q '^alias rdma-client-rdma_cm ucma_rs$' "$tree/modules.alias" &&
+	[ "$(modinfo -F version "$ko")" = "$(cat "$UCMA_ROOT/VERSION")" ]
+res $? installed_in_updates_with_alias \
+	"$(ls "$tree/updates" 2>&1 | tr '\n' ' ') alias: $(grep rdma_cm "$tree/modules.alias" 2>&1 | tr '\n' ' ')"
+
+# The guest uses that tree and the repository's configuration from here on.
+mount --bind "$tree" "/lib/modules/$release" || { echo "Bail out! cannot bind-mount $tree"; exit 1; }
+rm -f /etc/modprobe.d/ucma-rs.conf /etc/modprobe.d/rdma-ucm.conf
+wrapper=/tmp/modprobe-logged
+cat >"$wrapper" <<EOF
+#!/bin/sh
+echo "\$*" >>/tmp/modprobe-requests
+exec /sbin/modprobe "\$@"
+EOF
+chmod +x "$wrapper"
+old_modprobe=$(cat /proc/sys/kernel/modprobe)
+echo "$wrapper" >/proc/sys/kernel/modprobe
+: >/tmp/modprobe-requests
+unload_ucma
+
+# 2. ucma_rs's own alias: with rdma_ucm out of the way (as on a kernel
+# without it), librdmacm's lookup of the rdma_cm device makes ib_core ask
+# for rdma-client-rdma_cm, and that loads ucma_rs.
+echo 'blacklist rdma_ucm' >/etc/modprobe.d/no-rdma-ucm.conf
+rping_ok "$SIW_IP"
+rc=$?
+[ $rc = 0 ] && loaded ucma_rs && ! loaded rdma_ucm && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
+res $? alias_alone_autoloads_ucma_rs \
+	"rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests) client: $(tail -n 1 /tmp/install-rping-c.log)"
+dmesg | grep -q "ucma_rs: version $(cat "$UCMA_ROOT/VERSION"), serving /dev/infiniband/rdma_cm"
+res $? load_message_names_version "$(dmesg | grep ucma_rs | tail -n 2 | tr '\n' ' ')"
+rm -f /etc/modprobe.d/no-rdma-ucm.conf
+unload_ucma
+
+# 3. ucma-rs.conf, both modules installed: the alias names both, and the
+# lookup ends in ucma_rs.
+install -m 644 "$UCMA_ROOT/modprobe.d/ucma-rs.conf" /etc/modprobe.d/
+: >/tmp/modprobe-requests
+rping_ok "$SIW_IP"
+rc=$?
+[ $rc = 0 ] && loaded ucma_rs && ! loaded rdma_ucm && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
+res $? ucma_rs_conf_autoload_gives_ucma_rs \
+	"rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests) client: $(tail -n 1 /tmp/install-rping-c.log)"
+
+# 4. Loading rdma_ucm by name, as rdma-core's boot-time list does.
+unload_ucma
+modprobe rdma_ucm
+rc=$?
+[ $rc = 0 ] && loaded ucma_rs && ! loaded rdma_ucm
+res $? modprobe_rdma_ucm_gives_ucma_rs "modprobe rc=$rc, $(modules_state)"
+
+# 5. The switch back: rdma-ucm.conf, and the same lookup loads rdma_ucm.
+unload_ucma
+rm -f /etc/modprobe.d/ucma-rs.conf
+install -m 644 "$UCMA_ROOT/modprobe.d/rdma-ucm.conf" /etc/modprobe.d/
+: >/tmp/modprobe-requests
+rping_ok "$SIW_IP"
+rc=$?
+[ $rc = 0 ] && loaded rdma_ucm && ! loaded ucma_rs && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
+res $? switch_back_autoloads_rdma_ucm \
+	"rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests) client: $(tail -n 3 /tmp/install-rping-c.log | tr '\n' ' ') server: $(tail -n 3 /tmp/install-rping-s.log | tr '\n' ' ')"
+
+# 6. ... and back again, by name, while rdma-ucm.conf is in place.
+unload_ucma
+modprobe ucma_rs && loaded ucma_rs && ! loaded rdma_ucm && rping_ok "$SIW_IP"
+res $? explicit_modprobe_ucma_rs_still_works "$(modules_state)"
+unload_ucma
+
+# 7. The module that DKMS built and installed (host tier: dkms), loaded.
+dko=$(find "${DKMSROOT:-$UCMA_ROOT/tests/build/dkms}" -name 'ucma_rs.ko*' -path "*$release*" 2>/dev/null | head -n 1)
+if [ -z "$dko" ]; then
+	skip dkms_module_loads "no module built by dkms for $release (see the host tier)"
+else
+	insmod "$dko" && loaded ucma_rs && rping_ok "$SIW_IP"
+	res $? dkms_module_loads "$dko: $(modules_state)"
+	unload_ucma
+fi
+
+echo "$old_modprobe" >/proc/sys/kernel/modprobe
+umount -l "/lib/modules/$release"
+echo "# $((n - fail - skip)) passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
