@@ -22,37 +22,30 @@
  * struct ib_client_nl_info: the one private ib_core type the client needs.
  * include/rdma/ib_verbs.h only declares it; its definition is in
  * drivers/infiniband/core/core_priv.h, which a kernel headers package does
- * not carry. The fields below are 7.3's. Built against a full source tree
- * (Kbuild defines UCMA_HAVE_CORE_PRIV), the real definition is used and
- * these fields are checked against it, offset by offset.
+ * not carry. struct ucma_nl_info has 7.3's fields. Built against a full
+ * source tree (Kbuild defines UCMA_HAVE_CORE_PRIV), it is checked against
+ * the real definition, field by field.
  */
-#define UCMA_IB_CLIENT_NL_INFO_FIELDS	\
-	struct sk_buff *nl_msg;		\
-	struct device *cdev;		\
-	u32 port;			\
+struct ucma_nl_info {
+	struct sk_buff *nl_msg;
+	struct device *cdev;
+	u32 port;
 	u64 abi;
+};
 
 #ifdef UCMA_HAVE_CORE_PRIV
 #include "core_priv.h"
 
-struct ucma_nl_info_mirror {
-	UCMA_IB_CLIENT_NL_INFO_FIELDS
-};
 #define UCMA_NL_INFO_SAME(f)						\
 	static_assert(offsetof(struct ib_client_nl_info, f) ==		\
-		      offsetof(struct ucma_nl_info_mirror, f) &&	\
+		      offsetof(struct ucma_nl_info, f) &&		\
 		      sizeof_field(struct ib_client_nl_info, f) ==	\
-		      sizeof_field(struct ucma_nl_info_mirror, f))
+		      sizeof_field(struct ucma_nl_info, f))
 UCMA_NL_INFO_SAME(nl_msg);
 UCMA_NL_INFO_SAME(cdev);
 UCMA_NL_INFO_SAME(port);
 UCMA_NL_INFO_SAME(abi);
-static_assert(sizeof(struct ib_client_nl_info) ==
-	      sizeof(struct ucma_nl_info_mirror));
-#else
-struct ib_client_nl_info {
-	UCMA_IB_CLIENT_NL_INFO_FIELDS
-};
+static_assert(sizeof(struct ib_client_nl_info) == sizeof(struct ucma_nl_info));
 #endif
 
 /* The modinfo version (Kbuild passes VERSION's contents). */
@@ -145,8 +138,10 @@ static struct device *ucma_cdev;
 
 static int ucma_get_global_nl_info(struct ib_client_nl_info *res)
 {
-	res->abi = RDMA_USER_CM_ABI_VERSION;
-	res->cdev = ucma_cdev;
+	struct ucma_nl_info *info = (struct ucma_nl_info *)res;
+
+	info->abi = RDMA_USER_CM_ABI_VERSION;
+	info->cdev = ucma_cdev;
 	return 0;
 }
 
