@@ -19,9 +19,11 @@
 set -u
 n=0 fail=0 skip=0
 retry_note=
-res() { # $1 ok(0/1) $2 name $3 reason
+res() { # $1 ok(0/1) $2 name $3... reason
+	local ok=$1 name=$2
+	shift 2
 	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n $2$retry_note"; else echo "not ok $n $2 # $3"; fail=$((fail + 1)); fi
+	if [ "$ok" = 0 ]; then echo "ok $n $name$retry_note"; else echo "not ok $n $name # $*"; fail=$((fail + 1)); fi
 	retry_note=
 }
 skip() { n=$((n + 1)) skip=$((skip + 1)); echo "ok $n $1 # SKIP $2"; }
@@ -43,6 +45,18 @@ rping_ok() { # $1 address: rping_pair, retried once (soft RDMA under TCG is
 	echo "# rping over $1 failed once ($(tail -n 1 /tmp/install-rping-c.log)), retrying"
 	retry_note=" # passed on retry"
 	rping_pair "$1"
+}
+# One autoload case: rping (librdmacm's netlink lookup of the rdma_cm
+# device is what makes ib_core ask modprobe) must pass, the kernel must
+# have asked for the alias, and $2 must be the uCMA module loaded, not $3.
+autoload_case() { # $1 case name $2 wanted module $3 the other
+	local rc
+	: >/tmp/modprobe-requests
+	rping_ok "$SIW_IP"
+	rc=$?
+	[ $rc = 0 ] && loaded "$2" && ! loaded "$3" && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
+	res $? "$1" "rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests)" \
+		"client: $(tail -n 2 /tmp/install-rping-c.log | tr '\n' ' ') server: $(tail -n 2 /tmp/install-rping-s.log | tr '\n' ' ')"
 }
 rping_pair() { # $1 address: a short verified rping, both sides through librdmacm
 	timeout 60 rping -s -a "$1" -C 3 -V >/tmp/install-rping-s.log 2>&1 &
@@ -80,18 +94,13 @@ EOF
 chmod +x "$wrapper"
 old_modprobe=$(cat /proc/sys/kernel/modprobe)
 echo "$wrapper" >/proc/sys/kernel/modprobe
-: >/tmp/modprobe-requests
 unload_ucma
 
 # 2. ucma_rs's own alias: with rdma_ucm out of the way (as on a kernel
 # without it), librdmacm's lookup of the rdma_cm device makes ib_core ask
 # for rdma-client-rdma_cm, and that loads ucma_rs.
 echo 'blacklist rdma_ucm' >/etc/modprobe.d/no-rdma-ucm.conf
-rping_ok "$SIW_IP"
-rc=$?
-[ $rc = 0 ] && loaded ucma_rs && ! loaded rdma_ucm && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
-res $? alias_alone_autoloads_ucma_rs \
-	"rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests) client: $(tail -n 1 /tmp/install-rping-c.log)"
+autoload_case alias_alone_autoloads_ucma_rs ucma_rs rdma_ucm
 dmesg | grep -q "ucma_rs: version $(cat "$UCMA_ROOT/VERSION"), serving /dev/infiniband/rdma_cm"
 res $? load_message_names_version "$(dmesg | grep ucma_rs | tail -n 2 | tr '\n' ' ')"
 rm -f /etc/modprobe.d/no-rdma-ucm.conf
@@ -100,12 +109,7 @@ unload_ucma
 # 3. ucma-rs.conf, both modules installed: the alias names both, and the
 # lookup ends in ucma_rs.
 install -m 644 "$UCMA_ROOT/modprobe.d/ucma-rs.conf" /etc/modprobe.d/
-: >/tmp/modprobe-requests
-rping_ok "$SIW_IP"
-rc=$?
-[ $rc = 0 ] && loaded ucma_rs && ! loaded rdma_ucm && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
-res $? ucma_rs_conf_autoload_gives_ucma_rs \
-	"rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests) client: $(tail -n 1 /tmp/install-rping-c.log)"
+autoload_case ucma_rs_conf_autoload_gives_ucma_rs ucma_rs rdma_ucm
 
 # 4. Loading rdma_ucm by name, as rdma-core's boot-time list does.
 unload_ucma
@@ -118,12 +122,7 @@ res $? modprobe_rdma_ucm_gives_ucma_rs "modprobe rc=$rc, $(modules_state)"
 unload_ucma
 rm -f /etc/modprobe.d/ucma-rs.conf
 install -m 644 "$UCMA_ROOT/modprobe.d/rdma-ucm.conf" /etc/modprobe.d/
-: >/tmp/modprobe-requests
-rping_ok "$SIW_IP"
-rc=$?
-[ $rc = 0 ] && loaded rdma_ucm && ! loaded ucma_rs && grep -q 'rdma-client-rdma_cm' /tmp/modprobe-requests
-res $? switch_back_autoloads_rdma_ucm \
-	"rping rc=$rc, $(modules_state), kernel asked: $(tr '\n' ';' </tmp/modprobe-requests) client: $(tail -n 3 /tmp/install-rping-c.log | tr '\n' ' ') server: $(tail -n 3 /tmp/install-rping-s.log | tr '\n' ' ')"
+autoload_case switch_back_autoloads_rdma_ucm rdma_ucm ucma_rs
 
 # 6. ... and back again, by name, while rdma-ucm.conf is in place.
 unload_ucma
