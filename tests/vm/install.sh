@@ -130,8 +130,10 @@ modprobe ucma_rs && loaded ucma_rs && ! loaded rdma_ucm && rping_ok "$SIW_IP"
 res $? explicit_modprobe_ucma_rs_still_works "$(modules_state)"
 unload_ucma
 
-# 7. The module that DKMS built and installed (host tier: dkms), loaded.
-dko=$(find "${DKMSROOT:-$UCMA_ROOT/tests/build/dkms}" -name 'ucma_rs.ko*' -path "*$release*" 2>/dev/null | head -n 1)
+# 7. The module that DKMS built and installed (host tier: dkms), loaded
+# (installed, as root; else as dkms built it)
+dkms_root=${DKMSROOT:-$UCMA_ROOT/tests/build/dkms}
+dko=$(find "$dkms_root/install" "$dkms_root/tree" -name 'ucma_rs.ko*' -path "*$release*" 2>/dev/null | head -n 1)
 if [ -z "$dko" ]; then
 	skip dkms_module_loads "no module built by dkms for $release (see the host tier)"
 else
