@@ -18,6 +18,17 @@ release=$(cat "$kdir/include/config/kernel.release")
 version=$(cat VERSION)
 mapfile -t kvars < <(kmake_vars)
 n=0 fail=0 skip=0
+# A clean copy of the sources into $1, as a release tarball holds them: the
+# files git tracks, or, outside a git checkout, the tree without build output.
+copy_sources() {
+	mkdir -p "$1"
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+		git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$1"
+	else
+		tar --exclude=./tests/build --exclude=./build --exclude=./ucma_core/target \
+			--exclude='*.o' --exclude='*.ko' --exclude='.*.cmd' -cf - . | tar -xf - -C "$1"
+	fi
+}
 res() { # $1 ok(0/1) $2 name $3 log file
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then
@@ -62,11 +73,8 @@ log=$build/logs/dkms.log
 d=$build/dkms
 rm -rf "$d"
 mkdir -p "$d/tree" "$d/install/$release"
-# dkms wants /usr/src-style NAME-VERSION; a clean copy of the sources
-# (git ls-files: what a release tarball holds).
-src=$d/src/ucma-rs-$version
-mkdir -p "$src"
-git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$src"
+# dkms wants /usr/src-style NAME-VERSION.
+copy_sources "$d/src/ucma-rs-$version"
 opts=(--dkmstree "$d/tree" --sourcetree "$d/src" --installtree "$d/install" -k "$release"
 	--kernelsourcedir "$kdir" --no-depmod)
 {
@@ -102,8 +110,7 @@ rm -rf "$h"
 {
 	scripts/headers-tree "$kdir" "$h/kernel" &&
 		! [ -e "$h/kernel/drivers" ] &&
-		mkdir -p "$h/src" &&
-		git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$h/src" &&
+		copy_sources "$h/src" &&
 		make -C "$h/src" KDIR="$h/kernel" modules &&
 		modinfo "$h/src/ucma_rs.ko"
 } >"$log" 2>&1
