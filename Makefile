@@ -27,7 +27,7 @@ KDIR ?= $(UCMA_CACHE)/kernel-$(KERNEL)
 
 # The kernel's toolchain (scripts/common.sh has the same defaults). Each can
 # be overridden, and must be what the kernel in KDIR was built with:
-# scripts/toolchain-check compares rustc and bindgen with its config.
+# scripts/toolchain-check compares clang, rustc and bindgen with its config.
 LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 HOSTRUSTC ?= $(RUSTC)
