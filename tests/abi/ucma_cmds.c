@@ -241,6 +241,30 @@ static void test_addressing(void)
 		EXPECT_ERRNO("reject_bad_reason_einval", CMD(fd1, RDMA_USER_CM_CMD_REJECT, r, 0), EINVAL);
 	}
 	{
+		/*
+		 * The reason is checked before the id is looked up: on an id
+		 * that does not exist, the reasons C takes (0, which means
+		 * IB_CM_REJ_CONSUMER_DEFINED, 28 and 35, from ib_cm.h) reach the
+		 * lookup (ENOENT) and every other is EINVAL.
+		 */
+		struct rdma_ucm_reject r = { .id = 0x7ffffff0 };
+		int reason, want = 0, got = 0;
+		long ret = 0;
+
+		for (reason = 0; reason < 256; reason++) {
+			r.reason = reason;
+			want = (reason == 0 || reason == 28 || reason == 35) ? ENOENT : EINVAL;
+			errno = 0;
+			ret = CMD(fd1, RDMA_USER_CM_CMD_REJECT, r, 0);
+			got = errno;
+			if (ret != -1 || got != want)
+				break;
+		}
+		ktap_result(reason == 256, "reject_reasons_as_c",
+			    "reason %d: ret %ld errno %d (%s), want errno %d (%s)",
+			    reason, ret, got, strerror(got), want, strerror(want));
+	}
+	{
 		struct rdma_ucm_join_ip_mcast j = { .id = id };
 		struct rdma_ucm_create_id_resp r;
 
@@ -1335,7 +1359,7 @@ static const struct group {
 	{ "create_destroy", test_create_destroy, 10 },
 	{ "events", test_events, 20 },
 	{ "signal", test_signal, 1 },
-	{ "addressing", test_addressing, 40 },
+	{ "addressing", test_addressing, 41 },
 	{ "zombie", test_zombie, 8 },
 	{ "ece", test_ece, 4 },
 	{ "migrate_same_file", test_migrate_same_file, 1 },
