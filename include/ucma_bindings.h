@@ -3,6 +3,8 @@
  * Input of the module's own bindgen step (see Kbuild): the rdma_cm API and
  * the C shim, generated against the exact kernel the module is built for.
  */
+#include <rdma/ib.h>
+#include <rdma/ib_cm.h>
 #include <rdma/ib_marshall.h>
 #include <rdma/ib_sa.h>
 #include <rdma/rdma_cm.h>

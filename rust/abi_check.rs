@@ -254,6 +254,65 @@ same_layout!(
     }
 );
 
+same_layout!(
+    UserPathRec,
+    sys::ib_user_path_rec {
+        dgid,
+        sgid,
+        dlid,
+        slid,
+        raw_traffic,
+        flow_label,
+        reversible,
+        mtu,
+        pkey,
+        hop_limit,
+        traffic_class,
+        numb_path,
+        sl,
+        mtu_selector,
+        rate_selector,
+        rate,
+        packet_life_time_selector,
+        packet_life_time,
+        preference
+    }
+);
+same_layout!(
+    PathRecData,
+    sys::ib_path_rec_data {
+        flags,
+        reserved,
+        path_rec
+    }
+);
+same_layout!(
+    QueryPathResp,
+    sys::rdma_ucm_query_path_resp {
+        num_paths,
+        reserved
+    }
+);
+same_layout!(
+    QueryIbServiceResp,
+    sys::rdma_ucm_query_ib_service_resp {
+        num_service_recs,
+        reserved
+    }
+);
+same_layout!(
+    SockaddrIb,
+    sys::sockaddr_ib {
+        sib_family,
+        sib_pkey,
+        sib_flowinfo,
+        sib_addr,
+        sib_sid,
+        sib_sid_mask,
+        sib_scope_id
+    }
+);
+
 // The sizes the module uses as plain constants.
 const _: () = {
     assert!(CMD_HDR_SIZE == size_of::<sys::rdma_ucm_cmd_hdr>());
@@ -266,4 +325,21 @@ const _: () = {
     assert!(AH_ATTR_SIZE == size_of::<sys::ib_uverbs_ah_attr>());
     assert!(USER_SERVICE_REC_SIZE == size_of::<sys::ib_user_service_rec>());
     assert!(size_of::<sys::rdma_ucm_migrate_resp>() == size_of::<DestroyIdResp>());
+};
+
+// The uAPI's numbers, as the header has them.
+const _: () = {
+    assert!(QUERY_ADDR == sys::RDMA_USER_CM_QUERY_ADDR);
+    assert!(QUERY_PATH == sys::RDMA_USER_CM_QUERY_PATH);
+    assert!(QUERY_GID == sys::RDMA_USER_CM_QUERY_GID);
+    assert!(QUERY_IB_SERVICE == sys::RDMA_USER_CM_QUERY_IB_SERVICE);
+    assert!(OPTION_ID == sys::RDMA_OPTION_ID);
+    assert!(OPTION_IB == sys::RDMA_OPTION_IB);
+    assert!(OPTION_ID_TOS == sys::RDMA_OPTION_ID_TOS);
+    assert!(OPTION_ID_REUSEADDR == sys::RDMA_OPTION_ID_REUSEADDR);
+    assert!(OPTION_ID_AFONLY == sys::RDMA_OPTION_ID_AFONLY);
+    assert!(OPTION_ID_ACK_TIMEOUT == sys::RDMA_OPTION_ID_ACK_TIMEOUT);
+    assert!(OPTION_IB_PATH == sys::RDMA_OPTION_IB_PATH);
+    assert!(MC_JOIN_FLAG_FULLMEMBER as u32 == sys::RDMA_MC_JOIN_FLAG_FULLMEMBER);
+    assert!(MC_JOIN_FLAG_SENDONLY_FULLMEMBER as u32 == sys::RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER);
 };

@@ -50,57 +50,29 @@ use kernel::{
 use crate::{
     event::{
         Event,
+        EventKind,
         EventList, //
     },
-    id_table::{
-        IdTable,
-        Reservation, //
-    },
+    id_table::Reservation,
+    marshal::event_resp,
     multicast::Multicast,
-    owned_queue::OwnedQueue,
     rdma_cm::{
         CmEvent,
+        CmHandler,
         CmId,
-        CmIdRef,
         ConnectRequest,
-        EVENT_DEVICE_REMOVAL,
-        EVENT_ROUTE_RESOLVED, //
+        EventType,
+        Joins,
+        PortSpace,
+        QpType,
+        RdmaCmId, //
     },
+    tagged_list::impl_tagged,
     ucma_core::uapi::EventResp,
     ucma_file::UcmaFile,
+    CLOSE_WQ,
+    CONTEXTS, //
 };
-
-/// The ids of all contexts of all files, as the C module's `ctx_table`:
-/// global, lowest free id first.
-static CONTEXTS: IdTable<Arc<Context>> = IdTable::uninit();
-
-kernel::sync::global_lock! {
-    // SAFETY: `init_tables` initialises it in module init, before the
-    // device (the only way to reach it) is registered.
-    unsafe(uninit) static CLOSE_WQ: Mutex<Option<OwnedQueue>> = None;
-}
-
-/// Initialises the global tables. Called once, from module init.
-pub(crate) fn init_tables() -> Result {
-    // SAFETY: called once, before any other use of `CLOSE_WQ`.
-    unsafe { CLOSE_WQ.init() };
-    // SAFETY: called once, before the device that reaches the table exists.
-    unsafe { CONTEXTS.init() };
-    crate::multicast::init_table();
-    *CLOSE_WQ.lock() = Some(OwnedQueue::new(c"ucma_rs_close")?);
-    Ok(())
-}
-
-/// Tears down the global tables. Called once, from module exit, when no file
-/// is open any more: waits for queued context teardown to finish.
-pub(crate) fn exit_tables() {
-    let wq = CLOSE_WQ.lock().take();
-    drop(wq);
-    // SAFETY: every file is closed and the close workqueue drained: nothing
-    // uses the table any more.
-    unsafe { CONTEXTS.destroy() };
-    crate::multicast::exit_table();
-}
 
 /// Whether `ctx` is published (not being destroyed).
 fn is_live(ctx: &Context) -> bool {
@@ -113,29 +85,32 @@ fn is_live(ctx: &Context) -> bool {
 /// The command-side state of a context, under its command lock (M).
 pub(crate) struct ContextState {
     /// The rdma_cm id; `None` once closed after a device removal (a zombie
-    /// that answers `ENXIO` until destroyed).
-    cm_id: Option<CmId>,
-    /// The context's multicast joins; each stays here (alive) until left.
-    /// Every join listed here is published in the multicast table.
-    pub(crate) mcs: KVec<Arc<Multicast>>,
+    /// that answers `ENXIO` until destroyed). It keeps the context's
+    /// multicast joins, each alive until left; whenever M is free, every
+    /// join it keeps is published in the multicast table (a join is
+    /// published under M).
+    cm_id: Option<CmId<Context>>,
+    /// The joins the id had when it was closed, whose multicast ids are
+    /// freed when the context is destroyed.
+    closed_joins: Joins<Multicast>,
 }
 
 impl ContextState {
     /// The live rdma_cm id, or `ENXIO` for a zombie.
-    pub(crate) fn cm_id(&self) -> Result<&CmId> {
+    pub(crate) fn cm_id(&self) -> Result<&CmId<Context>> {
         self.cm_id.as_ref().ok_or(ENXIO)
     }
 
-    /// The live rdma_cm id (or `ENXIO`) and the joins, borrowed together.
-    pub(crate) fn id_and_joins(&mut self) -> (Result<&CmId>, &mut KVec<Arc<Multicast>>) {
-        (self.cm_id.as_ref().ok_or(ENXIO), &mut self.mcs)
+    /// The live rdma_cm id, mutable (joins and leaves), or `ENXIO`.
+    pub(crate) fn cm_id_mut(&mut self) -> Result<&mut CmId<Context>> {
+        self.cm_id.as_mut().ok_or(ENXIO)
     }
 
     /// The live rdma_cm id bound to a device (`ucma_get_ctx_dev`): `EINVAL`
     /// when not bound.
-    pub(crate) fn cm_id_dev(&self) -> Result<&CmId> {
+    pub(crate) fn cm_id_dev(&self) -> Result<&CmId<Context>> {
         let cm = self.cm_id()?;
-        if !cm.as_ref().has_device() {
+        if !cm.has_device() {
             return Err(EINVAL);
         }
         Ok(cm)
@@ -154,8 +129,8 @@ impl ContextState {
 pub(crate) struct Context {
     /// The id userspace names it by.
     pub(crate) id: u32,
-    /// The QP type of its rdma_cm id (`enum ib_qp_type`), fixed at creation.
-    qp_type: u32,
+    /// The QP type of its rdma_cm id, fixed at creation.
+    qp_type: QpType,
     /// The command lock (M) and what it protects.
     #[pin]
     pub(crate) state: Mutex<ContextState>,
@@ -183,6 +158,8 @@ pub(crate) struct Context {
     links: ListLinks<0>,
     #[pin]
     list_tracker: AtomicTracker,
+    /// Which file's list holds the context (see `TaggedList`).
+    list_tag: Atomic<u64>,
 }
 
 kernel::impl_has_work! {
@@ -194,6 +171,10 @@ kernel::list::impl_list_arc_safe! {
 }
 kernel::list::impl_list_item! {
     impl ListItem<0> for Context { using ListLinks { self.links }; }
+}
+
+impl_tagged! {
+    impl Tagged for Context { self.list_tag }
 }
 
 impl WorkItem for Context {
@@ -209,8 +190,8 @@ impl Context {
         id: u32,
         file: Arc<UcmaFile>,
         uid: u64,
-        qp_type: u32,
-        cm_id: CmId,
+        qp_type: QpType,
+        cm_id: CmId<Context>,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Context {
             id,
@@ -218,7 +199,7 @@ impl Context {
             state <- new_mutex!(
                 ContextState {
                     cm_id: Some(cm_id),
-                    mcs: KVec::new(),
+                    closed_joins: Joins::default(),
                 },
                 "Context::state"
             ),
@@ -231,6 +212,7 @@ impl Context {
             close_work <- kernel::new_work!("Context::close_work"),
             links <- ListLinks::new(),
             list_tracker <- AtomicTracker::new(),
+            list_tag: Atomic::new(0),
         })
     }
 
@@ -284,8 +266,8 @@ impl Context {
     pub(crate) fn create(
         file: &Arc<UcmaFile>,
         uid: u64,
-        ps: u32,
-        qp_type: u32,
+        ps: PortSpace,
+        qp_type: QpType,
     ) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
         let r = CONTEXTS.lock().reserve()?;
         let (cm_id, unattached) = match CmId::create(ps, qp_type) {
@@ -371,7 +353,13 @@ impl Context {
             // Destroyed under M, so that a second caller (DESTROY_ID racing
             // the device-removal work) waits until it is gone, as C's
             // cancel_work_sync() does. Handlers never take M.
-            st.cm_id.take().and_then(CmId::destroy)
+            st.cm_id.take().and_then(|cm| {
+                let (held, joins) = cm.destroy();
+                // The id is closed once (it is taken above), so this
+                // replaces nothing.
+                st.closed_joins = joins;
+                held
+            })
         };
         // The context reference the id held is dropped outside M.
         drop(held);
@@ -403,7 +391,7 @@ impl Context {
         // any more; a DESTROY_ID of a guessed id or the file's release may
         // still race for them, and whoever unpublishes a child destroys it.
         for ev in dropped.iter() {
-            if let Some(child) = &ev.child {
+            if let Some(child) = ev.child() {
                 if let Some(cr) = child.unpublish() {
                     child.destroy(cr);
                 }
@@ -411,65 +399,16 @@ impl Context {
         }
         drop(dropped);
         // rdma_destroy_id() left the groups; free the joins' ids.
-        let mcs = core::mem::take(&mut self.state.lock().mcs);
-        Multicast::forget_all(mcs);
+        let joins = core::mem::take(&mut self.state.lock().closed_joins);
+        Multicast::forget_all(joins.into_joins());
         CONTEXTS.lock().release(r);
         reported
     }
 
-    /// The event handler (not for connect requests), under the id's handler lock.
-    pub(crate) fn event(ctx: ArcBorrow<'_, Context>, id: CmIdRef<'_>, ev: &CmEvent<'_>) {
-        let ctx: Arc<Context> = ctx.into();
-        // Events of a connect request's child are dropped until ACCEPT sets
-        // its uid; accept will just fail later.
-        let uid = ctx.uid();
-        if uid != 0 {
-            let mc = ev.multicast();
-            let resp = match &mc {
-                Some(mc) => ev.to_resp(mc.uid, mc.id, ctx.qp_type, id),
-                None if ev.is_multicast() => return,
-                None => ev.to_resp(uid, ctx.id, ctx.qp_type, id),
-            };
-            if let Ok(event) = Event::new(ctx.clone(), None, mc, resp) {
-                ctx.file().queue_event(event);
-            }
-        }
-        if ev.kind() == EVENT_DEVICE_REMOVAL {
-            // rdma_cm waits for the id to be destroyed, which the handler
-            // cannot do itself: hand it to the close workqueue, unless
-            // userspace is destroying the context already (closing twice
-            // is harmless; the check saves the work).
-            let wq = CLOSE_WQ.lock();
-            if let Some(wq) = &*wq {
-                if is_live(&ctx) {
-                    let _ = wq.queue().enqueue(ctx.clone());
-                }
-            }
-        }
-    }
-
-    /// A connect request on listener `listener`: creates the child context
-    /// and queues the request. On error rdma_cm destroys the new id.
-    pub(crate) fn connect_request(
-        listener: ArcBorrow<'_, Context>,
-        req: ConnectRequest,
-        ev: &CmEvent<'_>,
-    ) -> Result {
-        let listener: Arc<Context> = listener.into();
-        if !listener.backlog_take() {
-            return Err(ENOMEM);
-        }
-        let ret = Self::try_connect_request(&listener, req, ev);
-        if ret.is_err() {
-            listener.backlog_put();
-        }
-        ret
-    }
-
     fn try_connect_request(
         listener: &Arc<Context>,
-        req: ConnectRequest,
-        ev: &CmEvent<'_>,
+        req: ConnectRequest<Context>,
+        ev: &CmEvent<'_, Context>,
     ) -> Result {
         // Read under the per-device listener's handler lock, not the
         // listener's own: MIGRATE_ID may move it meanwhile (checked below).
@@ -478,8 +417,8 @@ impl Context {
         // The event carries the listener's uid and the child's id; its param
         // branch follows the listener's QP type, as in C (the child's may
         // differ: a UD request on an RC listener of the IB port space).
-        let resp = ev.to_resp(listener.uid(), r.id(), listener.qp_type, req.as_ref());
-        let qp_type = req.as_ref().qp_type();
+        let resp = event_resp(ev, listener.uid(), r.id(), listener.qp_type, req.id());
+        let qp_type = req.id().qp_type();
         let (cm_id, unattached) = req.into_cm_id();
         let built = Arc::pin_init(
             Context::new(r.id(), file.clone(), 0, qp_type, cm_id),
@@ -487,7 +426,11 @@ impl Context {
         )
         .and_then(|child| {
             Ok((
-                Event::new(listener.clone(), Some(child.clone()), None, resp)?,
+                Event::new(
+                    listener.clone(),
+                    EventKind::ConnectRequest(child.clone()),
+                    resp,
+                )?,
                 child,
             ))
         });
@@ -583,7 +526,7 @@ impl Context {
             return Err(EINVAL);
         }
         resp.uid = uid;
-        let ev = Event::new(self.clone(), None, None, resp)?;
+        let ev = Event::new(self.clone(), EventKind::Plain, resp)?;
         self.file().queue_event(ev);
         Ok(())
     }
@@ -600,10 +543,69 @@ impl Context {
             let mut resp = EventResp::new_zeroed();
             resp.uid = uid;
             resp.id = self.id;
-            resp.event = EVENT_ROUTE_RESOLVED;
-            let ev = Event::new(self.clone(), None, None, resp)?;
+            resp.event = EventType::ROUTE_RESOLVED.as_raw();
+            let ev = Event::new(self.clone(), EventKind::Plain, resp)?;
             self.file().queue_event(ev);
         }
         Ok(())
+    }
+}
+
+impl CmHandler for Context {
+    type Join = Multicast;
+
+    /// The event handler (not for connect requests), under the id's handler lock.
+    fn event(ctx: ArcBorrow<'_, Context>, id: &RdmaCmId, ev: &CmEvent<'_, Context>) {
+        let ctx: Arc<Context> = ctx.into();
+        // Events of a connect request's child are dropped until ACCEPT sets
+        // its uid; accept will just fail later.
+        let uid = ctx.uid();
+        if uid != 0 {
+            let (kind, resp) = match ev.join() {
+                Some(mc) => (
+                    EventKind::Multicast(mc.into()),
+                    event_resp(ev, mc.uid, mc.id, ctx.qp_type, id),
+                ),
+                None if ev.is_multicast() => return,
+                None => (
+                    EventKind::Plain,
+                    event_resp(ev, uid, ctx.id, ctx.qp_type, id),
+                ),
+            };
+            if let Ok(event) = Event::new(ctx.clone(), kind, resp) {
+                ctx.file().queue_event(event);
+            }
+        }
+        if ev.kind() == EventType::DEVICE_REMOVAL {
+            // rdma_cm waits for the id to be destroyed, which the handler
+            // cannot do itself: hand it to the close workqueue, unless
+            // userspace is destroying the context already (closing twice
+            // is harmless; the check saves the work).
+            let wq = CLOSE_WQ.lock();
+            if let Some(wq) = &*wq {
+                if is_live(&ctx) {
+                    let _ = wq.queue().enqueue(ctx.clone());
+                }
+            }
+        }
+    }
+
+    /// A connect request on listener `listener`: creates the child context
+    /// and queues the request. On error rdma_cm destroys the new id, and
+    /// ib_cm drops the request without a reject (the peer retries).
+    fn connect_request(
+        listener: ArcBorrow<'_, Context>,
+        req: ConnectRequest<Context>,
+        ev: &CmEvent<'_, Context>,
+    ) -> Result {
+        let listener: Arc<Context> = listener.into();
+        if !listener.backlog_take() {
+            return Err(ENOMEM);
+        }
+        let ret = Self::try_connect_request(&listener, req, ev);
+        if ret.is_err() {
+            listener.backlog_put();
+        }
+        ret.map_err(|_| ENOMEM)
     }
 }

@@ -18,17 +18,25 @@ use crate::{
     ucma_core::uapi::EventResp, //
 };
 
+/// What an event is about, beyond its context.
+pub(crate) enum EventKind {
+    /// An event of the context alone.
+    Plain,
+    /// A connect request, with the new context. It is published (its id
+    /// answers commands) as soon as the request is queued, as in C.
+    ConnectRequest(Arc<Context>),
+    /// An event of a multicast join of the context.
+    Multicast(Arc<Multicast>),
+}
+
 /// One event waiting in a file's queue for GET_EVENT.
 #[pin_data]
 pub(crate) struct Event {
     /// The context the event is counted against (the listener, for a
     /// connect request).
     pub(crate) ctx: Arc<Context>,
-    /// For a connect request: the new context. It is published (its id
-    /// answers commands) as soon as the request is queued, as in C.
-    pub(crate) child: Option<Arc<Context>>,
-    /// The multicast join this event belongs to.
-    pub(crate) mc: Option<Arc<Multicast>>,
+    /// What else the event is about.
+    pub(crate) kind: EventKind,
     /// The 336-byte image GET_EVENT copies out.
     pub(crate) resp: EventResp,
     #[pin]
@@ -49,15 +57,13 @@ impl Event {
     /// Allocates an event for `ctx`.
     pub(crate) fn new(
         ctx: Arc<Context>,
-        child: Option<Arc<Context>>,
-        mc: Option<Arc<Multicast>>,
+        kind: EventKind,
         resp: EventResp,
     ) -> Result<ListArc<Event>> {
         ListArc::pin_init(
             try_pin_init!(Event {
                 ctx,
-                child,
-                mc,
+                kind,
                 resp,
                 links <- ListLinks::new(),
             }),
@@ -65,8 +71,19 @@ impl Event {
         )
     }
 
-    /// Whether this is a connect request (one with a child context).
-    pub(crate) fn is_connect_request(&self) -> bool {
-        self.child.is_some()
+    /// The new context, for a connect request.
+    pub(crate) fn child(&self) -> Option<&Arc<Context>> {
+        match &self.kind {
+            EventKind::ConnectRequest(child) => Some(child),
+            _ => None,
+        }
+    }
+
+    /// The multicast join, for an event of one.
+    pub(crate) fn join(&self) -> Option<&Arc<Multicast>> {
+        match &self.kind {
+            EventKind::Multicast(mc) => Some(mc),
+            _ => None,
+        }
     }
 }

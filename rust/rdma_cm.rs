@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Safe wrappers over the in-kernel RDMA connection manager (`rdma_cm`).
+//! Rust abstraction over the in-kernel RDMA connection manager (`rdma_cm`).
 //!
 //! C header: [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h)
 //!
-//! The rules of that API, as this module relies on them:
+//! The user implements [`CmHandler`] for the object an id's events go to,
+//! creates ids with [`CmId::create`] and attaches them to such an object
+//! (an [`Arc`]); the generic handler [`cm_event_handler`] hands every event
+//! to it. This file imports nothing from the rest of the module but the
+//! bindings, and every `unsafe` operation on rdma_cm objects lives here.
+//!
+//! The rules of the C API, as this abstraction relies on them:
 //! - An id's event handler runs in process context, serialised per id by the
 //!   id's handler mutex, which [`CmId::lock_handler`] takes too.
 //! - `rdma_destroy_id()` cancels the id's work and waits for a running
@@ -14,13 +20,17 @@
 //!   `context` is still the listener's. A non-zero return makes rdma_cm
 //!   destroy the new id; `-ENOMEM` in particular makes ib_cm drop the request
 //!   silently (the peer retries).
-//! - Multicast events carry the join's `context` in `param.ud.private_data`.
-//!
-//! Every `unsafe` operation on rdma_cm objects of the module lives here.
+//! - Multicast events carry the join's `context` in `param.ud.private_data`;
+//!   after `rdma_leave_multicast()` or `rdma_destroy_id()` has returned, no
+//!   handler runs with it.
+//! - `rdma_accept()` on an id of a user (`rdma_create_user_id()`) requires
+//!   the id's handler lock.
 
-use core::ptr::NonNull;
-
-use zerocopy::FromZeros;
+use core::{
+    marker::PhantomData,
+    ops::Deref,
+    ptr::NonNull, //
+};
 
 use kernel::{
     bindings,
@@ -30,6 +40,7 @@ use kernel::{
     },
     ffi::{
         c_int,
+        c_ulong,
         c_void, //
     },
     prelude::*,
@@ -37,53 +48,143 @@ use kernel::{
         Arc,
         ArcBorrow, //
     },
+    types::Opaque,
 };
 
-use crate::{
-    context::Context,
-    multicast::Multicast,
-    rdma_sys as sys,
-    ucma_core::{
-        addr::{
-            addr_size,
-            family,
-            AF_IB,
-            AF_INET, //
-        },
-        uapi::{
-            ConnParam,
-            Ece,
-            EventResp,
-            QueryAddrResp,
-            QueryRouteResp,
-            PATH_FLAGS_PRIMARY,
-            PATH_REC_DATA_SIZE,
-            QP_ATTR_SIZE,
-            QUERY_IB_SERVICE_RESP_SIZE,
-            SOCKADDR_IN6_SIZE,
-            USER_PATH_REC_SIZE, //
-        },
-    },
+use crate::rdma_sys as sys;
+
+/// An `enum rdma_cm_event_type` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EventType(u32);
+
+impl EventType {
+    /// `RDMA_CM_EVENT_ROUTE_RESOLVED`.
+    pub(crate) const ROUTE_RESOLVED: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED);
+    /// `RDMA_CM_EVENT_CONNECT_REQUEST`.
+    pub(crate) const CONNECT_REQUEST: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST);
+    /// `RDMA_CM_EVENT_DEVICE_REMOVAL`.
+    pub(crate) const DEVICE_REMOVAL: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL);
+    /// `RDMA_CM_EVENT_MULTICAST_JOIN`.
+    pub(crate) const MULTICAST_JOIN: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN);
+    /// `RDMA_CM_EVENT_MULTICAST_ERROR`.
+    pub(crate) const MULTICAST_ERROR: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR);
+    /// `RDMA_CM_EVENT_ADDRINFO_RESOLVED`.
+    pub(crate) const ADDRINFO_RESOLVED: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDRINFO_RESOLVED);
+    /// `RDMA_CM_EVENT_USER`.
+    pub(crate) const USER: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_USER);
+    /// `RDMA_CM_EVENT_INTERNAL`.
+    pub(crate) const INTERNAL: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_INTERNAL);
+
+    /// The C value.
+    pub(crate) const fn as_raw(self) -> u32 {
+        self.0
+    }
+}
+
+/// An `enum ib_qp_type` value, as an id carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct QpType(u32);
+
+impl QpType {
+    /// The type numbered `raw`, unchecked, as C passes the user's.
+    pub(crate) const fn from_raw(raw: u32) -> Self {
+        Self(raw)
+    }
+
+    /// `IB_QPT_RC`.
+    pub(crate) const RC: Self = Self(sys::ib_qp_type_IB_QPT_RC);
+    /// `IB_QPT_UD`.
+    pub(crate) const UD: Self = Self(sys::ib_qp_type_IB_QPT_UD);
+}
+
+/// An `enum rdma_ucm_port_space` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PortSpace(u32);
+
+impl PortSpace {
+    /// `RDMA_PS_IPOIB`.
+    pub(crate) const IPOIB: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_IPOIB);
+    /// `RDMA_PS_IB`.
+    pub(crate) const IB: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_IB);
+    /// `RDMA_PS_TCP`.
+    pub(crate) const TCP: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_TCP);
+    /// `RDMA_PS_UDP`.
+    pub(crate) const UDP: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_UDP);
+
+    /// The port space numbered `raw`, if it is one.
+    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
+        [Self::IPOIB, Self::IB, Self::TCP, Self::UDP]
+            .into_iter()
+            .find(|ps| ps.0 == raw)
+    }
+}
+
+/// An `enum ib_cm_rej_reason` value, as `rdma_reject()` takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RejectReason(u8);
+
+impl RejectReason {
+    /// `IB_CM_REJ_CONSUMER_DEFINED`.
+    pub(crate) const CONSUMER_DEFINED: Self =
+        Self::new(sys::ib_cm_rej_reason_IB_CM_REJ_CONSUMER_DEFINED);
+    /// `IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED`.
+    pub(crate) const VENDOR_OPTION_NOT_SUPPORTED: Self =
+        Self::new(sys::ib_cm_rej_reason_IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED);
+
+    const fn new(raw: u32) -> Self {
+        assert!(raw <= u8::MAX as u32);
+        // CAST: checked above, at compile time.
+        Self(raw as u8)
+    }
+
+    /// The C value.
+    pub(crate) const fn as_raw(self) -> u8 {
+        self.0
+    }
+}
+
+/// The join state of a multicast join: a bit of `enum ib_sa_mc_join_states`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct JoinState(u8);
+
+impl JoinState {
+    /// `BIT(FULLMEMBER_JOIN)`.
+    pub(crate) const FULL_MEMBER: Self = Self(1 << sys::ib_sa_mc_join_states_FULLMEMBER_JOIN);
+    /// `BIT(SENDONLY_FULLMEMBER_JOIN)`.
+    pub(crate) const SEND_ONLY_FULL_MEMBER: Self =
+        Self(1 << sys::ib_sa_mc_join_states_SENDONLY_FULLMEMBER_JOIN);
+}
+
+/// An `enum ib_qp_state` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct QpState(u32);
+
+impl QpState {
+    /// The state numbered `raw`, if it is one (`IB_QPS_RESET` to `IB_QPS_ERR`).
+    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
+        (raw <= sys::ib_qp_state_IB_QPS_ERR).then_some(Self(raw))
+    }
+}
+
+/// A socket address in a `struct __kernel_sockaddr_storage`, as rdma_cm
+/// takes it: the address's own bytes, zero-padded.
+#[derive(Clone, PartialEq, Eq)]
+#[repr(C, align(8))]
+pub(crate) struct SockAddr([u8; SockAddr::SIZE]);
+
+const _: () = {
+    assert!(core::mem::align_of::<SockAddr>() >= core::mem::align_of::<bindings::sockaddr>());
+    assert!(
+        core::mem::align_of::<SockAddr>()
+            >= core::mem::align_of::<bindings::__kernel_sockaddr_storage>()
+    );
 };
-
-/// `RDMA_CM_EVENT_CONNECT_REQUEST`.
-pub(crate) const EVENT_CONNECT_REQUEST: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST;
-/// `RDMA_CM_EVENT_DEVICE_REMOVAL`.
-pub(crate) const EVENT_DEVICE_REMOVAL: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL;
-/// `RDMA_CM_EVENT_MULTICAST_JOIN`.
-pub(crate) const EVENT_MULTICAST_JOIN: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN;
-/// `RDMA_CM_EVENT_MULTICAST_ERROR`.
-pub(crate) const EVENT_MULTICAST_ERROR: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR;
-/// `RDMA_CM_EVENT_ROUTE_RESOLVED`.
-pub(crate) const EVENT_ROUTE_RESOLVED: u32 = sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED;
-/// `RDMA_CM_EVENT_ADDRINFO_RESOLVED`.
-pub(crate) const EVENT_ADDRINFO_RESOLVED: u32 =
-    sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDRINFO_RESOLVED;
-/// `IB_QPT_UD`.
-const QPT_UD: u32 = sys::ib_qp_type_IB_QPT_UD;
-
-/// A socket address in a `struct __kernel_sockaddr_storage`, as rdma_cm takes it.
-pub(crate) struct SockAddr(bindings::__kernel_sockaddr_storage);
 
 impl SockAddr {
     /// Size of the storage.
@@ -91,51 +192,49 @@ impl SockAddr {
 
     /// An address made of `bytes` (at most [`Self::SIZE`] are used), zero-padded.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
-        let mut ss = SockAddr(pin_init::zeroed());
+        let mut ss = SockAddr([0; Self::SIZE]);
         let n = bytes.len().min(Self::SIZE);
-        // SAFETY: `ss.0` is a plain C struct of `SIZE` bytes, and `n <= SIZE`.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), ss.as_mut_ptr().cast::<u8>(), n) };
+        ss.0[..n].copy_from_slice(&bytes[..n]);
         ss
     }
 
+    /// The storage's bytes.
+    pub(crate) fn as_bytes(&self) -> &[u8; Self::SIZE] {
+        &self.0
+    }
+
+    /// The address family.
+    pub(crate) fn family(&self) -> u16 {
+        u16::from_ne_bytes([self.0[0], self.0[1]])
+    }
+
     fn as_mut_ptr(&mut self) -> *mut bindings::sockaddr {
-        core::ptr::from_mut(&mut self.0).cast()
+        self.0.as_mut_ptr().cast()
     }
 }
 
-/// Copies a kernel socket address into `out` (at most `out.len()` bytes).
-///
-/// # Safety
-///
-/// `ss` points to a live `struct __kernel_sockaddr_storage`.
-unsafe fn sockaddr_bytes(ss: *const bindings::__kernel_sockaddr_storage, out: &mut [u8]) {
-    let n = out.len().min(SockAddr::SIZE);
-    // SAFETY: `ss` is valid for `SIZE` bytes, as guaranteed by the caller;
-    // `n` is within both buffers.
-    unsafe { core::ptr::copy_nonoverlapping(ss.cast::<u8>(), out.as_mut_ptr(), n) };
-}
+/// A GID, as its 16 bytes.
+pub(crate) type Gid = [u8; 16];
 
-/// Copies the `rdma_addr_size()` bytes of the socket address at `ss` (its
-/// family read first) to the start of `out`; returns that size (0 for an
-/// unknown family, nothing copied).
-///
-/// # Safety
-///
-/// `ss` must be valid for reads of a whole `__kernel_sockaddr_storage`.
-unsafe fn sockaddr_bytes_sized(
-    ss: *const bindings::__kernel_sockaddr_storage,
-    out: &mut [u8],
-) -> usize {
-    let mut fam = [0u8; 2];
-    // SAFETY: `ss` is valid, as guaranteed by the caller.
-    unsafe { sockaddr_bytes(ss, &mut fam) };
-    let n = addr_size(&fam).min(out.len());
-    // SAFETY: as above.
-    unsafe { sockaddr_bytes(ss, &mut out[..n]) };
-    n
-}
+/// A path record in the 64-byte wire format.
+pub(crate) type PathRecWire = [u8; 64];
 
-/// Views a plain C struct of the uAPI as bytes.
+/// The image of a `struct ib_uverbs_qp_attr`.
+pub(crate) type UverbsQpAttr = [u8; core::mem::size_of::<sys::ib_uverbs_qp_attr>()];
+
+/// The image of a `struct ib_uverbs_ah_attr`.
+pub(crate) type UverbsAhAttr = [u8; core::mem::size_of::<sys::ib_uverbs_ah_attr>()];
+
+/// The image of a `struct ib_user_path_rec`.
+pub(crate) type UserPathRec = [u8; core::mem::size_of::<sys::ib_user_path_rec>()];
+
+/// Size of a `struct ib_user_service_rec`.
+pub(crate) const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::ib_user_service_rec>();
+
+// C copies the kernel's service records as the uAPI's, byte for byte.
+const _: () = assert!(core::mem::size_of::<sys::sa_service_rec>() == SERVICE_REC_SIZE);
+
+/// Views a plain C struct as bytes.
 ///
 /// # Safety
 ///
@@ -145,661 +244,69 @@ unsafe fn c_bytes<T>(v: &T) -> &[u8] {
     unsafe { core::slice::from_raw_parts(core::ptr::from_ref(v).cast(), core::mem::size_of::<T>()) }
 }
 
-/// An rdma_cm id owned by a [`Context`].
+/// Copies a plain C struct into an array of its size.
+///
+/// # Safety
+///
+/// `T` must be a `repr(C)` struct without padding bytes, of `N` bytes.
+unsafe fn c_image<T, const N: usize>(v: &T) -> [u8; N] {
+    let mut out = [0u8; N];
+    // SAFETY: as guaranteed by the caller.
+    let b = unsafe { c_bytes(v) };
+    let n = N.min(b.len());
+    out[..n].copy_from_slice(&b[..n]);
+    out
+}
+
+/// The object an id's events are delivered to.
+pub(crate) trait CmHandler: Send + Sync + Sized {
+    /// What a multicast join of the id is known by; its events carry it.
+    type Join: Send + Sync;
+
+    /// An event for `id` (every kind but a connect request). Runs under
+    /// the id's handler lock, in process context.
+    fn event(this: ArcBorrow<'_, Self>, id: &RdmaCmId, ev: &CmEvent<'_, Self>);
+
+    /// A connect request on the listener `this`; the new id is `req`'s.
+    /// Runs under the new id's handler lock. On error rdma_cm destroys the
+    /// new id (`ENOMEM`: without rejecting the request).
+    fn connect_request(
+        this: ArcBorrow<'_, Self>,
+        req: ConnectRequest<Self>,
+        ev: &CmEvent<'_, Self>,
+    ) -> Result;
+}
+
+/// An `rdma_cm_id`: memory that rdma_cm writes while its user reads it (its
+/// work items resolve addresses and routes), so it is only ever read field
+/// by field, or copied, through raw pointers.
 ///
 /// # Invariants
 ///
-/// `ptr` is a live `rdma_cm_id` created by `rdma_create_user_id()` (or
-/// handed over by a connect request) with [`cm_event_handler`] as handler.
-/// Its `context` is null or the pointer of an `Arc<Context>` reference that
-/// this `CmId` owns. The id is destroyed only by [`CmId::destroy`].
-pub(crate) struct CmId {
-    ptr: NonNull<sys::rdma_cm_id>,
-}
+/// A `&RdmaCmId` points to a live `rdma_cm_id` for the reference's lifetime.
+#[repr(transparent)]
+pub(crate) struct RdmaCmId(Opaque<sys::rdma_cm_id>);
 
-// SAFETY: rdma_cm ids may be used and destroyed from any process context.
-unsafe impl Send for CmId {}
-// SAFETY: the rdma_cm calls made through `&CmId` are serialised by the
-// owning context's command mutex; rdma_cm locks internally where it needs to.
-unsafe impl Sync for CmId {}
-
-/// A timeout in milliseconds as rdma_cm takes it.
-fn to_ulong(ms: u32) -> kernel::ffi::c_ulong {
-    kernel::ffi::c_ulong::try_from(ms).unwrap_or(kernel::ffi::c_ulong::MAX)
-}
-
-/// Converts an rdma_cm return value.
-fn check(ret: c_int) -> Result {
-    to_result(ret)
-}
-
-impl CmId {
-    /// `rdma_create_user_id()`: a new id in the caller's network namespace.
-    /// Events are ignored until the returned [`Unattached`] is attached,
-    /// which must happen before the id is used.
-    pub(crate) fn create(ps: u32, qp_type: u32) -> Result<(Self, Unattached)> {
-        // SAFETY: the handler is a valid `rdma_cm_event_handler`; a null
-        // context is allowed and handled by it.
-        let raw = unsafe {
-            sys::rdma_create_user_id(Some(cm_event_handler), core::ptr::null_mut(), ps, qp_type)
-        };
-        let ptr = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
-        // INVARIANT: created with our handler, null context.
-        Ok((CmId { ptr }, Unattached { ptr }))
-    }
-
-    fn raw(&self) -> *mut sys::rdma_cm_id {
-        self.ptr.as_ptr()
-    }
-
-    /// `rdma_destroy_id()`: afterwards no handler runs for the id. Returns the
-    /// context reference the id held, for the caller to drop outside its locks.
-    pub(crate) fn destroy(self) -> Option<Arc<Context>> {
-        // SAFETY: `ptr` is live until the destroy below.
-        let ctx = unsafe { (*self.raw()).context };
-        // SAFETY: `ptr` is live and, `self` being consumed, destroyed once.
-        unsafe { sys::rdma_destroy_id(self.raw()) };
-        if ctx.is_null() {
-            return None;
-        }
-        // SAFETY: by the invariant the context was an `Arc<Context>` this id
-        // owned; the id is destroyed, so no handler can use it any more.
-        Some(unsafe { Arc::from_raw(ctx.cast_const().cast::<Context>()) })
-    }
-
-    /// A borrowed view for queries.
-    pub(crate) fn as_ref(&self) -> CmIdRef<'_> {
-        CmIdRef {
-            ptr: self.ptr,
-            _p: core::marker::PhantomData,
-        }
-    }
-
-    /// `rdma_bind_addr()`.
-    pub(crate) fn bind_addr(&self, addr: &mut SockAddr) -> Result {
-        // SAFETY: `ptr` is live; `addr` is a valid sockaddr_storage.
-        check(unsafe { sys::rdma_bind_addr(self.raw(), addr.as_mut_ptr()) })
-    }
-
-    /// `rdma_resolve_addr()`.
-    pub(crate) fn resolve_addr(
-        &self,
-        src: &mut SockAddr,
-        dst: &mut SockAddr,
-        timeout_ms: u32,
-    ) -> Result {
-        // SAFETY: `ptr` is live; both addresses are valid sockaddr_storage.
-        check(unsafe {
-            sys::rdma_resolve_addr(
-                self.raw(),
-                src.as_mut_ptr(),
-                dst.as_mut_ptr(),
-                to_ulong(timeout_ms),
-            )
-        })
-    }
-
-    /// `rdma_resolve_route()`.
-    pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_resolve_route(self.raw(), to_ulong(timeout_ms)) })
-    }
-
-    /// `rdma_listen()`.
-    pub(crate) fn listen(&self, backlog: i32) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_listen(self.raw(), backlog) })
-    }
-
-    /// Builds the kernel connection parameters from the user's.
-    fn conn_param(&self, src: &ConnParam) -> sys::rdma_conn_param {
-        sys::rdma_conn_param {
-            private_data: src.private_data.as_ptr().cast(),
-            private_data_len: src.private_data_len,
-            responder_resources: src.responder_resources,
-            initiator_depth: src.initiator_depth,
-            flow_control: src.flow_control,
-            retry_count: src.retry_count,
-            rnr_retry_count: src.rnr_retry_count,
-            srq: src.srq,
-            qp_num: src.qp_num & 0xff_ffff,
-            // The Q_Key is the user's only for AF_IB ids.
-            qkey: if self.as_ref().src_family() == AF_IB {
-                src.qkey
-            } else {
-                0
-            },
-        }
-    }
-
-    /// `rdma_connect_ece()`.
-    pub(crate) fn connect(&self, param: &ConnParam, ece: Ece) -> Result {
-        let mut p = self.conn_param(param);
-        let mut e = sys::rdma_ucm_ece {
-            vendor_id: ece.vendor_id,
-            attr_mod: ece.attr_mod,
-        };
-        // SAFETY: `ptr` is live; `p` points into `param`, which outlives the call.
-        check(unsafe { sys::rdma_connect_ece(self.raw(), &mut p, &mut e) })
-    }
-
-    /// `rdma_accept_ece()` under the handler lock; `on_success` runs with the
-    /// lock still held (to publish the uid atomically with the handler).
-    pub(crate) fn accept(
-        &self,
-        param: Option<&ConnParam>,
-        ece: Ece,
-        on_success: impl FnOnce(),
-    ) -> Result {
-        let mut p = param.map(|param| self.conn_param(param));
-        let mut e = sys::rdma_ucm_ece {
-            vendor_id: ece.vendor_id,
-            attr_mod: ece.attr_mod,
-        };
-        let pp = p
-            .as_mut()
-            .map_or(core::ptr::null_mut(), core::ptr::from_mut);
-        let _h = self.lock_handler();
-        // SAFETY: `ptr` is live; `pp` is null or valid; the handler lock is held
-        // as rdma_accept requires for user ids.
-        let ret = check(unsafe { sys::rdma_accept_ece(self.raw(), pp, &mut e) });
-        if ret.is_ok() {
-            on_success();
-        }
-        ret
-    }
-
-    /// `rdma_reject()`.
-    pub(crate) fn reject(&self, private_data: &[u8], reason: u8) -> Result {
-        let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
-        // SAFETY: `ptr` is live; the private data outlives the call.
-        check(unsafe { sys::rdma_reject(self.raw(), private_data.as_ptr().cast(), len, reason) })
-    }
-
-    /// `rdma_disconnect()`.
-    pub(crate) fn disconnect(&self) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_disconnect(self.raw()) })
-    }
-
-    /// `rdma_notify()`.
-    pub(crate) fn notify(&self, event: u32) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_notify(self.raw(), event) })
-    }
-
-    /// `rdma_init_qp_attr()` then `ib_copy_qp_attr_to_user()`: the
-    /// `struct ib_uverbs_qp_attr` for moving a QP to `qp_state`.
-    pub(crate) fn init_qp_attr(&self, qp_state: u32) -> Result<[u8; QP_ATTR_SIZE]> {
-        let mut attr = sys::ib_qp_attr {
-            qp_state,
-            ..Default::default()
-        };
-        let mut mask: c_int = 0;
-        // SAFETY: `ptr` is live; `attr` and `mask` are valid for writes.
-        check(unsafe { sys::rdma_init_qp_attr(self.raw(), &mut attr, &mut mask) })?;
-        let mut resp = sys::ib_uverbs_qp_attr {
-            // CAST: the mask is a bit set; the uAPI field is its u32 image.
-            qp_attr_mask: mask as u32,
-            ..Default::default()
-        };
-        // SAFETY: `ptr` is live and has a device (rdma_init_qp_attr succeeded);
-        // `resp` and `attr` are valid.
-        unsafe { sys::ib_copy_qp_attr_to_user((*self.raw()).device, &mut resp, &mut attr) };
-        let mut out = [0u8; QP_ATTR_SIZE];
-        // SAFETY: `ib_uverbs_qp_attr` is a uAPI struct without padding.
-        let bytes = unsafe { c_bytes(&resp) };
-        let n = out.len().min(bytes.len());
-        out[..n].copy_from_slice(&bytes[..n]);
-        Ok(out)
-    }
-
-    /// `rdma_set_service_type()`.
-    pub(crate) fn set_service_type(&self, tos: u8) {
-        // SAFETY: `ptr` is live.
-        unsafe { sys::rdma_set_service_type(self.raw(), tos.into()) }
-    }
-
-    /// `rdma_set_reuseaddr()`.
-    pub(crate) fn set_reuseaddr(&self, on: bool) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_set_reuseaddr(self.raw(), on.into()) })
-    }
-
-    /// `rdma_set_afonly()`.
-    pub(crate) fn set_afonly(&self, on: bool) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_set_afonly(self.raw(), on.into()) })
-    }
-
-    /// `rdma_set_ack_timeout()`.
-    pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
-        // SAFETY: `ptr` is live.
-        check(unsafe { sys::rdma_set_ack_timeout(self.raw(), timeout) })
-    }
-
-    /// `rdma_resolve_ib_service()` with the user's `struct rdma_ucm_ib_service`.
-    pub(crate) fn resolve_ib_service(&self, ibs: &[u8; 80]) -> Result {
-        let mut svc: sys::rdma_ucm_ib_service = Default::default();
-        let n = core::mem::size_of::<sys::rdma_ucm_ib_service>().min(ibs.len());
-        // SAFETY: `svc` is a plain uAPI struct of at least `n` bytes.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                ibs.as_ptr(),
-                core::ptr::from_mut(&mut svc).cast::<u8>(),
-                n,
-            )
-        };
-        // SAFETY: `ptr` is live; `svc` is valid for the call.
-        check(unsafe { sys::rdma_resolve_ib_service(self.raw(), &mut svc) })
-    }
-
-    /// SET_OPTION IB_PATH: `rdma_set_ib_path()` with a path record in wire
-    /// format (converted to OPA when the port wants OPA AHs).
-    pub(crate) fn set_ib_path(&self, wire: &[u8; 64]) -> Result {
-        let id = self.as_ref();
-        let mut rec = sys::sa_path_rec {
-            rec_type: sys::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
-            ..Default::default()
-        };
-        let mut wire = *wire;
-        // SAFETY: `wire` holds the 64-byte packed record; `rec` is valid.
-        unsafe { sys::ib_sa_unpack_path(wire.as_mut_ptr().cast(), &mut rec) };
-        // SAFETY: the id is bound (checked by the caller), so its device is live.
-        if unsafe { sys::ucma_shim_cap_opa_ah(id.device(), id.port_num()) } {
-            let mut opa: sys::sa_path_rec = Default::default();
-            // SAFETY: both records are valid.
-            unsafe { sys::ucma_shim_path_ib_to_opa(&mut opa, &mut rec) };
-            rec = opa;
-        }
-        // SAFETY: `ptr` is live; `rec` is valid for the call.
-        check(unsafe { sys::rdma_set_ib_path(self.raw(), &mut rec) })
-    }
-
-    /// `rdma_join_multicast()`, with `mc` as the events' context. `mc` must
-    /// stay alive until [`CmId::leave_multicast`] or [`CmId::destroy`] has
-    /// returned (the caller keeps it in the context's join list).
-    pub(crate) fn join_multicast(&self, mc: &Arc<Multicast>) -> Result {
-        let mut addr = mc.sockaddr();
-        let ctx = Arc::as_ptr(mc).cast_mut().cast::<c_void>();
-        // SAFETY: `ptr` is live; `addr` is valid; `ctx` outlives the join.
-        check(unsafe {
-            sys::rdma_join_multicast(self.raw(), addr.as_mut_ptr(), mc.join_state(), ctx)
-        })
-    }
-
-    /// `rdma_leave_multicast()`: afterwards no handler runs with `mc`.
-    pub(crate) fn leave_multicast(&self, mc: &Multicast) {
-        let mut addr = mc.sockaddr();
-        // SAFETY: `ptr` is live; `addr` is valid.
-        unsafe { sys::rdma_leave_multicast(self.raw(), addr.as_mut_ptr()) }
-    }
-
-    /// Takes the id's handler lock: no event handler runs for it until the
-    /// guard is dropped.
-    pub(crate) fn lock_handler(&self) -> HandlerGuard<'_> {
-        // SAFETY: `ptr` is live.
-        unsafe { sys::rdma_lock_handler(self.raw()) };
-        HandlerGuard { id: self }
-    }
-}
-
-/// The handler lock of a [`CmId`], held until dropped.
-pub(crate) struct HandlerGuard<'a> {
-    id: &'a CmId,
-}
-
-impl Drop for HandlerGuard<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the lock was taken in `lock_handler` on this live id.
-        unsafe { sys::rdma_unlock_handler(self.id.raw()) };
-    }
-}
-
-/// A borrowed rdma_cm id: the one an event handler was called for, or a
-/// [`CmId`] of a context whose command lock is held.
-///
-/// # Invariants
-///
-/// `ptr` is a live `rdma_cm_id` for `'a`.
+/// Which of an id's two addresses.
 #[derive(Clone, Copy)]
-pub(crate) struct CmIdRef<'a> {
-    ptr: NonNull<sys::rdma_cm_id>,
-    _p: core::marker::PhantomData<&'a sys::rdma_cm_id>,
+pub(crate) enum Side {
+    /// `route.addr.src_addr`.
+    Src,
+    /// `route.addr.dst_addr`.
+    Dst,
 }
 
-// The id is memory rdma_cm writes (its work items resolve addresses and
-// routes while a command holds the id), so no Rust reference to it is ever
-// made: each field is read, or copied, through the raw pointer.
-impl CmIdRef<'_> {
-    /// The id's device; null while unbound.
-    fn device(&self) -> *mut sys::ib_device {
-        // SAFETY: by the invariant `ptr` is live; one field is read.
-        unsafe { (*self.raw()).device }
-    }
-
-    /// The id's port number.
-    fn port_num(&self) -> u32 {
-        // SAFETY: as in `device`.
-        unsafe { (*self.raw()).port_num }
-    }
-
-    /// Whether the id is bound to a device.
-    pub(crate) fn has_device(&self) -> bool {
-        !self.device().is_null()
-    }
-
-    /// The id's QP type (`enum ib_qp_type`).
-    pub(crate) fn qp_type(&self) -> u32 {
-        // SAFETY: as in `device`.
-        unsafe { (*self.raw()).qp_type }
-    }
-
-    /// The family of the id's source address.
-    pub(crate) fn src_family(&self) -> u16 {
-        // SAFETY: as in `device`; `ss_family` is the first field of every
-        // sockaddr layout, so this union view is always initialised.
-        unsafe {
-            (*self.raw())
-                .route
-                .addr
-                .src_addr
-                .__bindgen_anon_1
-                .__bindgen_anon_1
-                .ss_family
-        }
-    }
-
-    /// Both addresses, as `(source, destination)` storage images.
-    fn addrs(&self) -> ([u8; SockAddr::SIZE], [u8; SockAddr::SIZE]) {
-        let mut src = [0u8; SockAddr::SIZE];
-        let mut dst = [0u8; SockAddr::SIZE];
-        let id = self.raw();
-        // SAFETY: `id` is live; the fields' addresses are taken without
-        // making references.
-        unsafe {
-            sockaddr_bytes(&raw const (*id).route.addr.src_addr, &mut src);
-            sockaddr_bytes(&raw const (*id).route.addr.dst_addr, &mut dst);
-        }
-        (src, dst)
-    }
-
-    /// A copy of the id's device address.
-    fn dev_addr(&self) -> sys::rdma_dev_addr {
-        // SAFETY: `ptr` is live; the field is copied through a raw pointer.
-        unsafe { core::ptr::read(&raw const (*self.raw()).route.addr.dev_addr) }
-    }
-
-    /// `route.num_pri_alt_paths`, as stored.
-    fn num_pri_alt_paths(&self) -> i32 {
-        // SAFETY: as in `device`.
-        unsafe { (*self.raw()).route.num_pri_alt_paths }
-    }
-
-    /// The number of path records to copy, at most 2
-    /// (`RDMA_PRIMARY_PATH_MAX_REC_NUM`).
-    fn num_paths(&self) -> usize {
-        usize::try_from(self.num_pri_alt_paths())
-            .unwrap_or(0)
-            .min(2)
-    }
-
-    /// A copy of path record `i`, which must be below [`Self::num_paths`].
-    fn path_rec(&self, i: usize) -> sys::sa_path_rec {
-        // SAFETY: `path_rec` holds `num_pri_alt_paths` records, and `i` is
-        // below it; the record is copied.
-        unsafe { core::ptr::read((*self.raw()).route.path_rec.add(i)) }
-    }
-
-    /// Device facts for QUERY replies: node GUID (raw, network order),
-    /// device index, port and pkey (network order); `None` without a device.
-    pub(crate) fn device_info(&self) -> Option<DeviceInfo> {
-        let device = self.device();
-        if device.is_null() {
-            return None;
-        }
-        let mut dev_addr = self.dev_addr();
-        // SAFETY: `device` is a live ib_device while the id is bound to it;
-        // `dev_addr` is a valid copy of the id's.
-        unsafe {
-            Some(DeviceInfo {
-                node_guid: sys::ucma_shim_node_guid(device),
-                index: sys::ucma_shim_dev_index(device),
-                port_num: self.port_num(),
-                pkey: sys::ucma_shim_addr_get_pkey(&mut dev_addr).to_be(),
-            })
-        }
-    }
-}
-
-impl CmIdRef<'_> {
-    fn raw(&self) -> *mut sys::rdma_cm_id {
-        self.ptr.as_ptr()
-    }
-
-    fn fill_device(&self, r: &mut QueryAddrResp) {
-        if let Some(d) = self.device_info() {
-            r.node_guid = d.node_guid;
-            r.ibdev_index = d.index;
-            // CAST: port numbers of rdma devices fit the u8 of the uAPI.
-            r.port_num = d.port_num as u8;
-            r.pkey = d.pkey;
-        }
-    }
-
-    /// QUERY ADDR: both addresses at their full size, and the device facts.
-    pub(crate) fn query_addr(&self) -> QueryAddrResp {
-        let mut r = QueryAddrResp::new_zeroed();
-        let id = self.raw();
-        // Straight into the reply, each address's own bytes only (as C
-        // copies them), the family read first for the size: this is the
-        // cheapest successful command, and every copy shows.
-        // SAFETY: `id` is live, so both addresses are valid for reads of a
-        // whole `__kernel_sockaddr_storage`; they are taken without making
-        // references.
-        let (ss, ds) = unsafe {
-            (
-                sockaddr_bytes_sized(&raw const (*id).route.addr.src_addr, &mut r.src_addr),
-                sockaddr_bytes_sized(&raw const (*id).route.addr.dst_addr, &mut r.dst_addr),
-            )
-        };
-        // CAST: address sizes are at most 48.
-        (r.src_size, r.dst_size) = (ss as u16, ds as u16);
-        self.fill_device(&mut r);
-        r
-    }
-
-    /// QUERY GID: both addresses as `struct sockaddr_ib`, synthesised from
-    /// the GIDs and service id for IP addresses.
-    pub(crate) fn query_gid(&self) -> QueryAddrResp {
-        let mut r = QueryAddrResp::new_zeroed();
-        self.fill_device(&mut r);
-        let pkey = r.pkey;
-        let mut sgid: sys::ib_gid = Default::default();
-        let mut dgid: sys::ib_gid = Default::default();
-        // SAFETY: the id is live; both GIDs are valid for writes.
-        unsafe { sys::rdma_read_gids(self.raw(), &mut sgid, &mut dgid) };
-        let (src, dst) = self.addrs();
-        let id = self.raw();
-        let src_sid = || {
-            // SAFETY: the id is live; the address is its own, passed as a raw
-            // pointer (rdma_get_service_id only reads it).
-            unsafe { sys::rdma_get_service_id(id, (&raw mut (*id).route.addr.src_addr).cast()) }
-        };
-        sockaddr_ib(&mut r.src_addr, &src, pkey, &sgid, src_sid);
-        let dst_sid = || {
-            // SAFETY: as above.
-            unsafe { sys::rdma_get_service_id(id, (&raw mut (*id).route.addr.dst_addr).cast()) }
-        };
-        sockaddr_ib(&mut r.dst_addr, &dst, pkey, &dgid, dst_sid);
-        (r.src_size, r.dst_size) = (SOCKADDR_IB_SIZE as u16, SOCKADDR_IB_SIZE as u16);
-        r
-    }
-
-    /// QUERY PATH: `num_paths` and as many `struct ib_path_rec_data` as fit
-    /// in `out_len` bytes. Returns the reply and how many bytes of it to copy.
-    pub(crate) fn query_path(&self, out_len: usize) -> Result<(KVec<u8>, usize)> {
-        let total = self.num_paths();
-        let room = out_len.saturating_sub(8) / PATH_REC_DATA_SIZE;
-        let n = total.min(room);
-        let len = 8 + n * PATH_REC_DATA_SIZE;
-        let mut out = KVec::from_elem(0u8, len, GFP_KERNEL)?;
-        // CAST: at most 2 (RDMA_PRIMARY_PATH_MAX_REC_NUM).
-        out[0..4].copy_from_slice(&(total as u32).to_ne_bytes());
-        for i in 0..n {
-            let off = 8 + i * PATH_REC_DATA_SIZE;
-            out[off..off + 4].copy_from_slice(&PATH_FLAGS_PRIMARY.to_ne_bytes());
-            let mut rec = self.path_rec(i);
-            if rec.rec_type == sys::sa_path_rec_type_SA_PATH_REC_TYPE_OPA {
-                let mut ib: sys::sa_path_rec = Default::default();
-                // SAFETY: both records are valid.
-                unsafe { sys::ucma_shim_path_opa_to_ib(&mut ib, &mut rec) };
-                rec = ib;
-            }
-            let mut wire = [0u8; 64];
-            // SAFETY: `rec` is valid; `wire` has room for the 64-byte wire format.
-            unsafe { sys::ib_sa_pack_path(&mut rec, wire.as_mut_ptr().cast()) };
-            out[off + 8..off + 72].copy_from_slice(&wire);
-        }
-        Ok((out, len))
-    }
-
-    /// QUERY IB_SERVICE: `num_service_recs` and as many records as fit in
-    /// `out_len` bytes (`ENODATA` when no service was resolved). The reply
-    /// is empty, and nothing is copied, when not one record fits, as in C.
-    pub(crate) fn query_ib_service(&self, out_len: usize) -> Result<KVec<u8>> {
-        const REC: usize = core::mem::size_of::<sys::ib_user_service_rec>();
-        // C copies the kernel's records as the uAPI's, byte for byte.
-        const _: () = assert!(core::mem::size_of::<sys::sa_service_rec>() == REC);
-        // SAFETY: as in `device`.
-        let (recs, num) = unsafe {
-            let route = &raw const (*self.raw()).route;
-            ((*route).service_recs, (*route).num_service_recs)
-        };
-        if recs.is_null() {
-            return Err(ENODATA);
-        }
-        let total = usize::try_from(num).unwrap_or(0);
-        let n = (out_len.saturating_sub(QUERY_IB_SERVICE_RESP_SIZE) / REC).min(total);
-        if n == 0 {
-            return Ok(KVec::new());
-        }
-        let len = QUERY_IB_SERVICE_RESP_SIZE + n * REC;
-        let mut out = KVec::from_elem(0u8, len, GFP_KERNEL)?;
-        out[0..4].copy_from_slice(&num.to_ne_bytes());
-        // SAFETY: `service_recs` holds `num_service_recs` records and `n` is
-        // at most that; `out` has room for `n` of them after the header.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                recs.cast::<u8>(),
-                out[QUERY_IB_SERVICE_RESP_SIZE..].as_mut_ptr(),
-                n * REC,
-            )
-        };
-        Ok(out)
-    }
-
-    /// QUERY_ROUTE: addresses (as `sockaddr_in6`), device facts and paths.
-    pub(crate) fn query_route(&self) -> QueryRouteResp {
-        let mut r = QueryRouteResp::new_zeroed();
-        let (src, dst) = self.addrs();
-        let in6 = |a: &[u8]| {
-            if family(a) == AF_INET {
-                16
-            } else {
-                SOCKADDR_IN6_SIZE
-            }
-        };
-        let (ss, ds) = (in6(&src), in6(&dst));
-        r.src_addr[..ss].copy_from_slice(&src[..ss]);
-        r.dst_addr[..ds].copy_from_slice(&dst[..ds]);
-        let Some(d) = self.device_info() else {
-            return r;
-        };
-        r.node_guid = d.node_guid;
-        r.ibdev_index = d.index;
-        // CAST: port numbers of rdma devices fit the u8 of the uAPI.
-        r.port_num = d.port_num as u8;
-        let (device, port) = (self.device(), self.port_num());
-        let mut dev_addr = self.dev_addr();
-        let gid_bytes = |g: &sys::ib_gid, out: &mut [u8]| {
-            // SAFETY: a GID is 16 plain bytes.
-            out.copy_from_slice(unsafe { g.raw.as_ref() });
-        };
-        let mut sgid: sys::ib_gid = Default::default();
-        let mut dgid: sys::ib_gid = Default::default();
-        // ib_user_path_rec: dgid @0, sgid @16, ..., pkey (be16) @52.
-        let copy_paths = |r: &mut QueryRouteResp| {
-            let n = self.num_paths();
-            // CAST: the stored count's bit image, as C copies it.
-            r.num_paths = self.num_pri_alt_paths() as u32;
-            for i in 0..n {
-                let mut up: sys::ib_user_path_rec = Default::default();
-                let mut rec = self.path_rec(i);
-                // SAFETY: both records are valid locals.
-                unsafe { sys::ib_copy_path_rec_to_user(&mut up, &mut rec) };
-                // SAFETY: `ib_user_path_rec` is a uAPI struct without padding.
-                let b = unsafe { c_bytes(&up) };
-                r.ib_route[i][..b.len().min(USER_PATH_REC_SIZE)]
-                    .copy_from_slice(&b[..b.len().min(USER_PATH_REC_SIZE)]);
-            }
-            n
-        };
-        // SAFETY: (all three branches) the device is live while the id is
-        // bound to it; the GIDs and `dev_addr` are valid local copies.
-        unsafe {
-            if sys::ucma_shim_cap_ib_sa(device, port) {
-                if copy_paths(&mut r) == 0 {
-                    sys::ucma_shim_addr_get_dgid(&mut dev_addr, &mut dgid);
-                    sys::ucma_shim_addr_get_sgid(&mut dev_addr, &mut sgid);
-                    gid_bytes(&dgid, &mut r.ib_route[0][0..16]);
-                    gid_bytes(&sgid, &mut r.ib_route[0][16..32]);
-                    let pkey = sys::ucma_shim_addr_get_pkey(&mut dev_addr).to_be();
-                    r.ib_route[0][52..54].copy_from_slice(&pkey.to_ne_bytes());
-                }
-            } else if sys::ucma_shim_protocol_roce(device, port) {
-                if copy_paths(&mut r) == 0 {
-                    let mut s = SockAddr::from_bytes(&src);
-                    let mut t = SockAddr::from_bytes(&dst);
-                    sys::ucma_shim_ip2gid(t.as_mut_ptr(), &mut dgid);
-                    sys::ucma_shim_ip2gid(s.as_mut_ptr(), &mut sgid);
-                    gid_bytes(&dgid, &mut r.ib_route[0][0..16]);
-                    gid_bytes(&sgid, &mut r.ib_route[0][16..32]);
-                    r.ib_route[0][52..54].copy_from_slice(&0xffffu16.to_be().to_ne_bytes());
-                }
-            } else if sys::ucma_shim_protocol_iwarp(device, port) {
-                sys::ucma_shim_addr_get_dgid(&mut dev_addr, &mut dgid);
-                sys::ucma_shim_addr_get_sgid(&mut dev_addr, &mut sgid);
-                gid_bytes(&dgid, &mut r.ib_route[0][0..16]);
-                gid_bytes(&sgid, &mut r.ib_route[0][16..32]);
-            }
-        }
-        r
-    }
-}
-
-/// Size of the kernel's `struct sockaddr_ib`.
-const SOCKADDR_IB_SIZE: usize = 48;
-
-/// Writes a `struct sockaddr_ib` for QUERY GID into `out`: the stored
-/// address when it is AF_IB already, else one built from `gid`, `pkey` and
-/// the service id.
-fn sockaddr_ib(
-    out: &mut [u8],
-    stored: &[u8],
-    pkey: u16,
-    gid: &sys::ib_gid,
-    sid: impl FnOnce() -> u64,
-) {
-    if family(stored) == AF_IB {
-        out[..SOCKADDR_IB_SIZE].copy_from_slice(&stored[..SOCKADDR_IB_SIZE]);
-        return;
-    }
-    out[0..2].copy_from_slice(&AF_IB.to_ne_bytes());
-    out[2..4].copy_from_slice(&pkey.to_ne_bytes());
-    // SAFETY: a GID is 16 plain bytes.
-    out[8..24].copy_from_slice(unsafe { gid.raw.as_ref() });
-    out[24..32].copy_from_slice(&sid().to_ne_bytes());
+/// How a bound id's port reaches its peer, for QUERY_ROUTE.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PortProtocol {
+    /// An InfiniBand port with a subnet administrator.
+    IbSa,
+    /// RoCE.
+    Roce,
+    /// iWARP.
+    Iwarp,
+    /// Anything else.
+    Other,
 }
 
 /// Device facts of a bound id.
@@ -814,37 +321,711 @@ pub(crate) struct DeviceInfo {
     pub(crate) pkey: u16,
 }
 
+impl RdmaCmId {
+    /// # Safety
+    ///
+    /// `ptr` must point to a live `rdma_cm_id` for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut sys::rdma_cm_id) -> &'a Self {
+        // SAFETY: `RdmaCmId` is a transparent `Opaque<rdma_cm_id>`, and the
+        // id is live for `'a`, as guaranteed by the caller.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn raw(&self) -> *mut sys::rdma_cm_id {
+        self.0.get()
+    }
+
+    /// The id's device; null while unbound.
+    fn device(&self) -> *mut sys::ib_device {
+        // SAFETY: by the invariant the id is live; one field is read.
+        unsafe { (*self.raw()).device }
+    }
+
+    /// The id's port number.
+    fn port_num(&self) -> u32 {
+        // SAFETY: as in `device`.
+        unsafe { (*self.raw()).port_num }
+    }
+
+    /// Whether the id is bound to a device.
+    pub(crate) fn has_device(&self) -> bool {
+        !self.device().is_null()
+    }
+
+    /// The id's QP type.
+    pub(crate) fn qp_type(&self) -> QpType {
+        // SAFETY: as in `device`.
+        QpType(unsafe { (*self.raw()).qp_type })
+    }
+
+    fn addr_ptr(&self, side: Side) -> *mut bindings::__kernel_sockaddr_storage {
+        let id = self.raw();
+        // SAFETY: the id is live; the field's address is taken without
+        // making a reference.
+        unsafe {
+            match side {
+                Side::Src => (&raw mut (*id).route.addr.src_addr).cast(),
+                Side::Dst => (&raw mut (*id).route.addr.dst_addr).cast(),
+            }
+        }
+    }
+
+    /// The family of one of the id's addresses.
+    pub(crate) fn family(&self, side: Side) -> u16 {
+        let mut fam = [0u8; 2];
+        self.read_addr(side, &mut fam);
+        u16::from_ne_bytes(fam)
+    }
+
+    /// Copies the first `out.len()` bytes (at most the storage's) of one of
+    /// the id's addresses.
+    pub(crate) fn read_addr(&self, side: Side, out: &mut [u8]) {
+        let n = out.len().min(SockAddr::SIZE);
+        // SAFETY: the address is a whole `__kernel_sockaddr_storage` of the
+        // live id, valid for `SIZE` bytes; `n` is within both buffers.
+        unsafe {
+            core::ptr::copy_nonoverlapping(self.addr_ptr(side).cast::<u8>(), out.as_mut_ptr(), n)
+        };
+    }
+
+    /// A copy of one of the id's addresses.
+    pub(crate) fn addr(&self, side: Side) -> SockAddr {
+        let mut ss = SockAddr([0; SockAddr::SIZE]);
+        self.read_addr(side, &mut ss.0);
+        ss
+    }
+
+    /// A copy of the id's device address.
+    fn dev_addr(&self) -> sys::rdma_dev_addr {
+        // SAFETY: the id is live; the field is copied through a raw pointer.
+        unsafe { core::ptr::read(&raw const (*self.raw()).route.addr.dev_addr) }
+    }
+
+    /// `route.num_pri_alt_paths`, as stored.
+    pub(crate) fn num_pri_alt_paths(&self) -> i32 {
+        // SAFETY: as in `device`.
+        unsafe { (*self.raw()).route.num_pri_alt_paths }
+    }
+
+    /// The number of path records the id has, at most 2
+    /// (`RDMA_PRIMARY_PATH_MAX_REC_NUM`).
+    pub(crate) fn num_paths(&self) -> usize {
+        usize::try_from(self.num_pri_alt_paths())
+            .unwrap_or(0)
+            .min(2)
+    }
+
+    /// A copy of path record `i`, which must be below [`Self::num_paths`].
+    fn path_rec(&self, i: usize) -> Option<sys::sa_path_rec> {
+        if i >= self.num_paths() {
+            return None;
+        }
+        // SAFETY: `path_rec` holds `num_pri_alt_paths` records, and `i` is
+        // below it; the record is copied.
+        Some(unsafe { core::ptr::read((*self.raw()).route.path_rec.add(i)) })
+    }
+
+    /// Path record `i` as `ib_copy_path_rec_to_user()` writes it.
+    pub(crate) fn user_path_rec(&self, i: usize) -> Option<UserPathRec> {
+        let mut rec = self.path_rec(i)?;
+        let mut up: sys::ib_user_path_rec = Default::default();
+        // SAFETY: both records are valid locals.
+        unsafe { sys::ib_copy_path_rec_to_user(&mut up, &mut rec) };
+        // SAFETY: `ib_user_path_rec` is a uAPI struct without padding.
+        Some(unsafe { c_image(&up) })
+    }
+
+    /// Path record `i` in wire format (an OPA record converted to IB first).
+    pub(crate) fn path_rec_wire(&self, i: usize) -> Option<PathRecWire> {
+        let mut rec = self.path_rec(i)?;
+        if rec.rec_type == sys::sa_path_rec_type_SA_PATH_REC_TYPE_OPA {
+            let mut ib: sys::sa_path_rec = Default::default();
+            // SAFETY: both records are valid.
+            unsafe { sys::ucma_shim_path_opa_to_ib(&mut ib, &mut rec) };
+            rec = ib;
+        }
+        let mut wire = [0u8; 64];
+        // SAFETY: `rec` is valid; `wire` has room for the 64-byte wire format.
+        unsafe { sys::ib_sa_pack_path(&mut rec, wire.as_mut_ptr().cast()) };
+        Some(wire)
+    }
+
+    /// Device facts for QUERY replies; `None` without a device.
+    pub(crate) fn device_info(&self) -> Option<DeviceInfo> {
+        let device = self.device();
+        if device.is_null() {
+            return None;
+        }
+        // SAFETY: `device` is a live ib_device while the id is bound to it.
+        let (node_guid, index) = unsafe {
+            (
+                sys::ucma_shim_node_guid(device),
+                sys::ucma_shim_dev_index(device),
+            )
+        };
+        Some(DeviceInfo {
+            node_guid,
+            index,
+            port_num: self.port_num(),
+            pkey: self.dev_addr_pkey(),
+        })
+    }
+
+    /// `ib_addr_get_pkey()` of the id's device address, network byte order.
+    pub(crate) fn dev_addr_pkey(&self) -> u16 {
+        let mut dev_addr = self.dev_addr();
+        // SAFETY: `dev_addr` is a valid copy of the id's.
+        unsafe { sys::ucma_shim_addr_get_pkey(&mut dev_addr) }.to_be()
+    }
+
+    /// `rdma_addr_get_dgid()` and `rdma_addr_get_sgid()` of the id's device
+    /// address, as `(destination, source)`.
+    pub(crate) fn dev_addr_gids(&self) -> (Gid, Gid) {
+        let mut dev_addr = self.dev_addr();
+        let mut dgid: sys::ib_gid = Default::default();
+        let mut sgid: sys::ib_gid = Default::default();
+        // SAFETY: `dev_addr` is a valid copy; the GIDs are valid locals.
+        unsafe {
+            sys::ucma_shim_addr_get_dgid(&mut dev_addr, &mut dgid);
+            sys::ucma_shim_addr_get_sgid(&mut dev_addr, &mut sgid);
+        }
+        (gid_bytes(&dgid), gid_bytes(&sgid))
+    }
+
+    /// `rdma_read_gids()`: `(source, destination)`.
+    pub(crate) fn read_gids(&self) -> (Gid, Gid) {
+        let mut sgid: sys::ib_gid = Default::default();
+        let mut dgid: sys::ib_gid = Default::default();
+        // SAFETY: the id is live; both GIDs are valid for writes.
+        unsafe { sys::rdma_read_gids(self.raw(), &mut sgid, &mut dgid) };
+        (gid_bytes(&sgid), gid_bytes(&dgid))
+    }
+
+    /// `rdma_get_service_id()` of one of the id's addresses.
+    pub(crate) fn service_id(&self, side: Side) -> u64 {
+        // SAFETY: the id is live; the address is its own, passed as a raw
+        // pointer (rdma_get_service_id only reads it).
+        unsafe { sys::rdma_get_service_id(self.raw(), self.addr_ptr(side).cast()) }
+    }
+
+    /// How the bound id's port reaches its peer; `None` without a device.
+    pub(crate) fn port_protocol(&self) -> Option<PortProtocol> {
+        let (device, port) = (self.device(), self.port_num());
+        if device.is_null() {
+            return None;
+        }
+        // SAFETY: the device is live while the id is bound to it.
+        let p = unsafe {
+            if sys::ucma_shim_cap_ib_sa(device, port) {
+                PortProtocol::IbSa
+            } else if sys::ucma_shim_protocol_roce(device, port) {
+                PortProtocol::Roce
+            } else if sys::ucma_shim_protocol_iwarp(device, port) {
+                PortProtocol::Iwarp
+            } else {
+                PortProtocol::Other
+            }
+        };
+        Some(p)
+    }
+
+    /// Copies the resolved service records into `out`, as many whole ones
+    /// as fit; returns how many the id has, or `None` when none was
+    /// resolved.
+    pub(crate) fn read_service_recs(&self, out: &mut [u8]) -> Option<u32> {
+        // SAFETY: as in `device`.
+        let (recs, num) = unsafe {
+            let route = &raw const (*self.raw()).route;
+            ((*route).service_recs, (*route).num_service_recs)
+        };
+        if recs.is_null() {
+            return None;
+        }
+        let total = usize::try_from(num).unwrap_or(0);
+        let n = (out.len() / SERVICE_REC_SIZE).min(total);
+        // SAFETY: `service_recs` holds `num_service_recs` records and `n` is
+        // at most that; `out` has room for `n` of them.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                recs.cast::<u8>(),
+                out.as_mut_ptr(),
+                n * SERVICE_REC_SIZE,
+            )
+        };
+        Some(num)
+    }
+}
+
+/// `rdma_ip2gid()`.
+pub(crate) fn ip_to_gid(addr: &SockAddr) -> Gid {
+    let mut a = addr.clone();
+    let mut gid: sys::ib_gid = Default::default();
+    // SAFETY: `a` is a valid sockaddr_storage copy; `gid` is valid.
+    unsafe { sys::ucma_shim_ip2gid(a.as_mut_ptr(), &mut gid) };
+    gid_bytes(&gid)
+}
+
+fn gid_bytes(g: &sys::ib_gid) -> Gid {
+    // SAFETY: a GID is 16 plain bytes.
+    unsafe { *g.raw.as_ref() }
+}
+
+/// Connection parameters for connect and accept.
+pub(crate) struct ConnParams<'a> {
+    /// Private data (at most 255 bytes are sent).
+    pub(crate) private_data: &'a [u8],
+    /// QP number.
+    pub(crate) qp_num: u32,
+    /// Q_Key.
+    pub(crate) qkey: u32,
+    /// Whether the QP uses an SRQ.
+    pub(crate) srq: u8,
+    /// Responder resources.
+    pub(crate) responder_resources: u8,
+    /// Initiator depth.
+    pub(crate) initiator_depth: u8,
+    /// Flow control.
+    pub(crate) flow_control: u8,
+    /// Retry count.
+    pub(crate) retry_count: u8,
+    /// RNR retry count.
+    pub(crate) rnr_retry_count: u8,
+}
+
+impl ConnParams<'_> {
+    /// The C struct; it points into `self.private_data`.
+    fn to_c(&self) -> sys::rdma_conn_param {
+        sys::rdma_conn_param {
+            private_data: self.private_data.as_ptr().cast(),
+            private_data_len: u8::try_from(self.private_data.len()).unwrap_or(u8::MAX),
+            responder_resources: self.responder_resources,
+            initiator_depth: self.initiator_depth,
+            flow_control: self.flow_control,
+            retry_count: self.retry_count,
+            rnr_retry_count: self.rnr_retry_count,
+            srq: self.srq,
+            qp_num: self.qp_num,
+            qkey: self.qkey,
+        }
+    }
+}
+
+/// Enhanced connection establishment data.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Ece {
+    /// Vendor id.
+    pub(crate) vendor_id: u32,
+    /// Attribute modifier.
+    pub(crate) attr_mod: u32,
+}
+
+impl Ece {
+    fn to_c(self) -> sys::rdma_ucm_ece {
+        sys::rdma_ucm_ece {
+            vendor_id: self.vendor_id,
+            attr_mod: self.attr_mod,
+        }
+    }
+}
+
+/// A multicast join of a [`CmId`], kept alive by the id while joined.
+struct Joined<J> {
+    addr: SockAddr,
+    join: Arc<J>,
+}
+
+/// The multicast joins of a [`CmId`], each with its group address.
+pub(crate) struct Joins<J> {
+    list: KVec<Joined<J>>,
+}
+
+impl<J> Default for Joins<J> {
+    fn default() -> Self {
+        Joins { list: KVec::new() }
+    }
+}
+
+impl<J> Joins<J> {
+    /// Each join and its group address, in the order they were made.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&SockAddr, &Arc<J>)> {
+        self.list.iter().map(|j| (&j.addr, &j.join))
+    }
+
+    /// The joins, without their addresses.
+    pub(crate) fn into_joins(self) -> impl Iterator<Item = Arc<J>> {
+        self.list.into_iter().map(|j| j.join)
+    }
+}
+
+/// An rdma_cm id whose events go to an `H`.
+///
+/// # Invariants
+///
+/// `ptr` is a live `rdma_cm_id` created by `rdma_create_user_id()` (or
+/// handed over by a connect request) with `cm_event_handler::<H>` as
+/// handler. Its `context` is null or the pointer of an `Arc<H>` reference
+/// that this `CmId` owns. Every join in `joins` was given to
+/// `rdma_join_multicast()` as the context of its address and not left;
+/// `joins` owns a reference to each. The id is destroyed only by
+/// [`CmId::destroy`].
+pub(crate) struct CmId<H: CmHandler> {
+    ptr: NonNull<sys::rdma_cm_id>,
+    joins: Joins<H::Join>,
+    _handler: PhantomData<Arc<H>>,
+}
+
+// SAFETY: rdma_cm ids may be used and destroyed from any process context;
+// the `Arc`s it owns are `Send` because `H` and `H::Join` are `Send + Sync`.
+// `CmId` is not `Sync`: its user serialises the calls (it keeps the id
+// behind a lock).
+unsafe impl<H: CmHandler> Send for CmId<H> {}
+
+impl<H: CmHandler> Drop for CmId<H> {
+    fn drop(&mut self) {
+        // A `CmId` goes away without `destroy` only unused (see
+        // `ConnectRequest::into_cm_id`), so without joins. Were it to have
+        // any, rdma_cm would still hold them: leak them rather than free
+        // them under it.
+        let joins = core::mem::take(&mut self.joins);
+        core::mem::forget(joins);
+    }
+}
+
+impl<H: CmHandler> Deref for CmId<H> {
+    type Target = RdmaCmId;
+
+    fn deref(&self) -> &RdmaCmId {
+        // SAFETY: by the invariant the id is live while `self` is.
+        unsafe { RdmaCmId::from_raw(self.ptr.as_ptr()) }
+    }
+}
+
+/// A timeout in milliseconds as rdma_cm takes it.
+fn to_ulong(ms: u32) -> c_ulong {
+    c_ulong::try_from(ms).unwrap_or(c_ulong::MAX)
+}
+
+impl<H: CmHandler> CmId<H> {
+    /// `rdma_create_user_id()`: a new id in the caller's network namespace.
+    /// Events are ignored until the returned [`Unattached`] is attached,
+    /// which must happen before the id is used.
+    pub(crate) fn create(ps: PortSpace, qp_type: QpType) -> Result<(Self, Unattached<H>)> {
+        // SAFETY: the handler is a valid `rdma_cm_event_handler`; a null
+        // context is allowed and handled by it.
+        let raw = unsafe {
+            sys::rdma_create_user_id(
+                Some(cm_event_handler::<H>),
+                core::ptr::null_mut(),
+                ps.0,
+                qp_type.0,
+            )
+        };
+        let ptr = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
+        // INVARIANT: created with our handler, null context, no joins.
+        Ok((Self::from_ptr(ptr), Unattached::new(ptr)))
+    }
+
+    fn from_ptr(ptr: NonNull<sys::rdma_cm_id>) -> Self {
+        CmId {
+            ptr,
+            joins: Joins::default(),
+            _handler: PhantomData,
+        }
+    }
+
+    /// `rdma_destroy_id()`: afterwards no handler runs for the id and its
+    /// groups are left. Returns the handler reference the id held and its
+    /// joins, for the caller to drop outside its locks.
+    pub(crate) fn destroy(mut self) -> (Option<Arc<H>>, Joins<H::Join>) {
+        let raw = self.raw();
+        // SAFETY: `ptr` is live until the destroy below.
+        let ctx = unsafe { (*raw).context };
+        // SAFETY: `ptr` is live and, `self` being consumed, destroyed once.
+        unsafe { sys::rdma_destroy_id(raw) };
+        let ctx = if ctx.is_null() {
+            None
+        } else {
+            // SAFETY: by the invariant the context was an `Arc<H>` this id
+            // owned; the id is destroyed, so no handler can use it any more.
+            Some(unsafe { Arc::from_raw(ctx.cast_const().cast::<H>()) })
+        };
+        // The groups are left: the references to the joins are free to go.
+        (ctx, core::mem::take(&mut self.joins))
+    }
+
+    /// `rdma_bind_addr()`.
+    pub(crate) fn bind_addr(&self, addr: &SockAddr) -> Result {
+        let mut addr = addr.clone();
+        // SAFETY: `ptr` is live; `addr` is a valid sockaddr_storage.
+        to_result(unsafe { sys::rdma_bind_addr(self.raw(), addr.as_mut_ptr()) })
+    }
+
+    /// `rdma_resolve_addr()`.
+    pub(crate) fn resolve_addr(&self, src: &SockAddr, dst: &SockAddr, timeout_ms: u32) -> Result {
+        let (mut src, mut dst) = (src.clone(), dst.clone());
+        // SAFETY: `ptr` is live; both addresses are valid sockaddr_storage.
+        to_result(unsafe {
+            sys::rdma_resolve_addr(
+                self.raw(),
+                src.as_mut_ptr(),
+                dst.as_mut_ptr(),
+                to_ulong(timeout_ms),
+            )
+        })
+    }
+
+    /// `rdma_resolve_route()`.
+    pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_resolve_route(self.raw(), to_ulong(timeout_ms)) })
+    }
+
+    /// `rdma_listen()`.
+    pub(crate) fn listen(&self, backlog: i32) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_listen(self.raw(), backlog) })
+    }
+
+    /// `rdma_connect_ece()`.
+    pub(crate) fn connect(&self, param: &ConnParams<'_>, ece: Ece) -> Result {
+        let mut p = param.to_c();
+        let mut e = ece.to_c();
+        // SAFETY: `ptr` is live; `p` points into `param`, which outlives the call.
+        to_result(unsafe { sys::rdma_connect_ece(self.raw(), &mut p, &mut e) })
+    }
+
+    /// `rdma_accept_ece()`, under the handler lock `handler` of this id.
+    pub(crate) fn accept(
+        &self,
+        handler: &HandlerGuard<'_, H>,
+        param: Option<&ConnParams<'_>>,
+        ece: Ece,
+    ) -> Result {
+        if !core::ptr::eq(handler.id, self) {
+            return Err(EINVAL);
+        }
+        let mut p = param.map(ConnParams::to_c);
+        let mut e = ece.to_c();
+        let pp = p
+            .as_mut()
+            .map_or(core::ptr::null_mut(), core::ptr::from_mut);
+        // SAFETY: `ptr` is live; `pp` is null or valid; the handler lock is
+        // held (checked above), as rdma_accept requires for user ids.
+        to_result(unsafe { sys::rdma_accept_ece(self.raw(), pp, &mut e) })
+    }
+
+    /// `rdma_reject()`.
+    pub(crate) fn reject(&self, private_data: &[u8], reason: RejectReason) -> Result {
+        let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `ptr` is live; the private data outlives the call.
+        to_result(unsafe {
+            sys::rdma_reject(self.raw(), private_data.as_ptr().cast(), len, reason.0)
+        })
+    }
+
+    /// `rdma_disconnect()`.
+    pub(crate) fn disconnect(&self) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_disconnect(self.raw()) })
+    }
+
+    /// `rdma_notify()`.
+    pub(crate) fn notify(&self, event: u32) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_notify(self.raw(), event) })
+    }
+
+    /// `rdma_init_qp_attr()` then `ib_copy_qp_attr_to_user()`: the
+    /// attributes for moving a QP to `qp_state`.
+    pub(crate) fn init_qp_attr(&self, qp_state: QpState) -> Result<UverbsQpAttr> {
+        let mut attr = sys::ib_qp_attr {
+            qp_state: qp_state.0,
+            ..Default::default()
+        };
+        let mut mask: c_int = 0;
+        // SAFETY: `ptr` is live; `attr` and `mask` are valid for writes.
+        to_result(unsafe { sys::rdma_init_qp_attr(self.raw(), &mut attr, &mut mask) })?;
+        let mut resp = sys::ib_uverbs_qp_attr {
+            // CAST: the mask is a bit set; the uAPI field is its u32 image.
+            qp_attr_mask: mask as u32,
+            ..Default::default()
+        };
+        // SAFETY: `ptr` is live and has a device (rdma_init_qp_attr succeeded);
+        // `resp` and `attr` are valid.
+        unsafe { sys::ib_copy_qp_attr_to_user(self.device(), &mut resp, &mut attr) };
+        // SAFETY: `ib_uverbs_qp_attr` is a uAPI struct without padding.
+        Ok(unsafe { c_image(&resp) })
+    }
+
+    /// `rdma_set_service_type()`.
+    pub(crate) fn set_service_type(&self, tos: u8) {
+        // SAFETY: `ptr` is live.
+        unsafe { sys::rdma_set_service_type(self.raw(), tos.into()) }
+    }
+
+    /// `rdma_set_reuseaddr()`.
+    pub(crate) fn set_reuseaddr(&self, on: bool) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_set_reuseaddr(self.raw(), on.into()) })
+    }
+
+    /// `rdma_set_afonly()`.
+    pub(crate) fn set_afonly(&self, on: bool) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_set_afonly(self.raw(), on.into()) })
+    }
+
+    /// `rdma_set_ack_timeout()`.
+    pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
+        // SAFETY: `ptr` is live.
+        to_result(unsafe { sys::rdma_set_ack_timeout(self.raw(), timeout) })
+    }
+
+    /// `rdma_resolve_ib_service()` with a `struct rdma_ucm_ib_service` image.
+    pub(crate) fn resolve_ib_service(
+        &self,
+        ibs: &[u8; core::mem::size_of::<sys::rdma_ucm_ib_service>()],
+    ) -> Result {
+        let mut svc: sys::rdma_ucm_ib_service = Default::default();
+        // SAFETY: `svc` is a plain uAPI struct of exactly `ibs.len()` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                ibs.as_ptr(),
+                core::ptr::from_mut(&mut svc).cast::<u8>(),
+                ibs.len(),
+            )
+        };
+        // SAFETY: `ptr` is live; `svc` is valid for the call.
+        to_result(unsafe { sys::rdma_resolve_ib_service(self.raw(), &mut svc) })
+    }
+
+    /// `rdma_set_ib_path()` with a path record in wire format (converted to
+    /// OPA when the port wants OPA AHs). The id must be bound (`EINVAL`).
+    pub(crate) fn set_ib_path(&self, wire: &PathRecWire) -> Result {
+        let device = self.device();
+        if device.is_null() {
+            return Err(EINVAL);
+        }
+        let mut rec = sys::sa_path_rec {
+            rec_type: sys::sa_path_rec_type_SA_PATH_REC_TYPE_IB,
+            ..Default::default()
+        };
+        let mut wire = *wire;
+        // SAFETY: `wire` holds the 64-byte packed record; `rec` is valid.
+        unsafe { sys::ib_sa_unpack_path(wire.as_mut_ptr().cast(), &mut rec) };
+        // SAFETY: the id is bound, so its device is live.
+        if unsafe { sys::ucma_shim_cap_opa_ah(device, self.port_num()) } {
+            let mut opa: sys::sa_path_rec = Default::default();
+            // SAFETY: both records are valid.
+            unsafe { sys::ucma_shim_path_ib_to_opa(&mut opa, &mut rec) };
+            rec = opa;
+        }
+        // SAFETY: `ptr` is live; `rec` is valid for the call.
+        to_result(unsafe { sys::rdma_set_ib_path(self.raw(), &mut rec) })
+    }
+
+    /// `rdma_join_multicast()` of `addr`, with `join` as the context its
+    /// events carry; the id keeps `join` until it is left or the id is
+    /// destroyed. `EADDRINUSE` if the id has joined `addr` already:
+    /// `rdma_leave_multicast()` names a join by its address and tears down
+    /// the first match, so a second join of one address could not be left
+    /// safely.
+    pub(crate) fn join_multicast(
+        &mut self,
+        addr: &SockAddr,
+        join_state: JoinState,
+        join: Arc<H::Join>,
+    ) -> Result {
+        if self.joins.iter().any(|(a, _)| a == addr) {
+            return Err(EADDRINUSE);
+        }
+        // Room first: once joined, the reference must be kept.
+        self.joins.list.reserve(1, GFP_KERNEL)?;
+        let mut a = addr.clone();
+        let ctx = Arc::as_ptr(&join).cast_mut().cast::<c_void>();
+        // SAFETY: `ptr` is live; `a` is valid; `ctx` stays alive while
+        // joined, `joins` owning a reference to it.
+        to_result(unsafe {
+            sys::rdma_join_multicast(self.raw(), a.as_mut_ptr(), join_state.0, ctx)
+        })?;
+        // INVARIANT: the joined context is kept in `joins`. The room was
+        // reserved above, so the push succeeds; were it to fail, the
+        // reference is leaked rather than dropped while rdma_cm holds it.
+        if let Err(e) = self.joins.list.push_within_capacity(Joined {
+            addr: addr.clone(),
+            join,
+        }) {
+            core::mem::forget(e);
+        }
+        Ok(())
+    }
+
+    /// `rdma_leave_multicast()` of `join`: afterwards no handler runs with
+    /// it. Returns the id's reference to it; `None` if it is not a join of
+    /// this id.
+    pub(crate) fn leave_multicast(&mut self, join: &Arc<H::Join>) -> Option<Arc<H::Join>> {
+        let raw = self.raw();
+        let list = &mut self.joins.list;
+        let i = list.iter().position(|j| Arc::ptr_eq(&j.join, join))?;
+        let mut addr = list[i].addr.clone();
+        // SAFETY: `ptr` is live; `addr` is valid.
+        unsafe { sys::rdma_leave_multicast(raw, addr.as_mut_ptr()) };
+        // INVARIANT: left, so no longer kept.
+        list.remove(i).ok().map(|j| j.join)
+    }
+
+    /// Takes the id's handler lock: no event handler runs for it until the
+    /// guard is dropped.
+    pub(crate) fn lock_handler(&self) -> HandlerGuard<'_, H> {
+        // SAFETY: `ptr` is live.
+        unsafe { sys::rdma_lock_handler(self.raw()) };
+        HandlerGuard { id: self }
+    }
+}
+
+/// The handler lock of a [`CmId`], held until dropped.
+pub(crate) struct HandlerGuard<'a, H: CmHandler> {
+    id: &'a CmId<H>,
+}
+
+impl<H: CmHandler> Drop for HandlerGuard<'_, H> {
+    fn drop(&mut self) {
+        // SAFETY: the lock was taken in `lock_handler` on this live id.
+        unsafe { sys::rdma_unlock_handler(self.id.raw()) };
+    }
+}
+
 /// The new id of a connect request, inside its handler.
 ///
 /// # Invariants
 ///
-/// `ptr` is the live id rdma_cm created for the request; its handler (this
-/// one) is running, so no other handler runs for it.
-pub(crate) struct ConnectRequest {
+/// `ptr` is the live id rdma_cm created for the request, with
+/// `cm_event_handler::<H>` as handler; that handler is running, so no
+/// other handler runs for it.
+pub(crate) struct ConnectRequest<H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
+    _handler: PhantomData<Arc<H>>,
 }
 
-impl ConnectRequest {
-    /// The new id, for building the request's event.
-    pub(crate) fn as_ref(&self) -> CmIdRef<'_> {
-        // INVARIANT: the new id is live while its handler runs.
-        CmIdRef {
-            ptr: self.ptr,
-            _p: core::marker::PhantomData,
-        }
+impl<H: CmHandler> ConnectRequest<H> {
+    /// The new id.
+    pub(crate) fn id(&self) -> &RdmaCmId {
+        // SAFETY: the new id is live while its handler runs, and `self`
+        // lives no longer than the handler.
+        unsafe { RdmaCmId::from_raw(self.ptr.as_ptr()) }
     }
 
     /// Takes ownership of the new id. Until the [`Unattached`] is attached,
     /// returning an error from the handler still lets rdma_cm destroy the id
     /// (the `CmId` must then be dropped unused); once attached, the handler
     /// must return 0.
-    pub(crate) fn into_cm_id(self) -> (CmId, Unattached) {
+    pub(crate) fn into_cm_id(self) -> (CmId<H>, Unattached<H>) {
         // SAFETY: the id's handler (this one) runs, so nothing else reads
         // `context`; clearing the listener's borrowed pointer establishes the
         // `CmId` invariant.
         unsafe { (*self.ptr.as_ptr()).context = core::ptr::null_mut() };
-        // INVARIANT: live id with our handler, null context.
-        (CmId { ptr: self.ptr }, Unattached { ptr: self.ptr })
+        // INVARIANT: live id with our handler, null context, no joins.
+        (CmId::from_ptr(self.ptr), Unattached::new(self.ptr))
     }
 }
 
@@ -852,24 +1033,33 @@ impl ConnectRequest {
 ///
 /// # Invariants
 ///
-/// `ptr` is a live id with a null context, and no event handler can run for
-/// it concurrently: it was just created and not used yet, or its
-/// connect-request handler is running.
-pub(crate) struct Unattached {
+/// `ptr` is a live id with `cm_event_handler::<H>` as handler and a null
+/// context, and no event handler can run for it concurrently: it was just
+/// created and not used yet, or its connect-request handler is running.
+pub(crate) struct Unattached<H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
+    _handler: PhantomData<Arc<H>>,
 }
 
-impl Unattached {
-    /// Makes `ctx` the context the id's events are delivered to; the id owns
-    /// that reference until [`CmId::destroy`].
-    pub(crate) fn attach(self, ctx: Arc<Context>) {
-        let raw = Arc::into_raw(ctx).cast_mut().cast::<c_void>();
+impl<H: CmHandler> Unattached<H> {
+    fn new(ptr: NonNull<sys::rdma_cm_id>) -> Self {
+        Unattached {
+            ptr,
+            _handler: PhantomData,
+        }
+    }
+
+    /// Makes `handler` the object the id's events are delivered to; the id
+    /// owns that reference until [`CmId::destroy`].
+    pub(crate) fn attach(self, handler: Arc<H>) {
+        let raw = Arc::into_raw(handler).cast_mut().cast::<c_void>();
         // SAFETY: by the invariant the id is live and its context is neither
         // read nor written concurrently.
         unsafe { (*self.ptr.as_ptr()).context = raw };
     }
 
-    /// Destroys an id that never got a context (its owner could not be built).
+    /// Destroys an id that never got a context (its owner could not be
+    /// built); its `CmId` must have been dropped unused.
     pub(crate) fn destroy(self) {
         // SAFETY: by the invariant the id is live and unattached, and its
         // `CmId` was dropped unused, so this is the only destruction.
@@ -877,24 +1067,77 @@ impl Unattached {
     }
 }
 
-/// An rdma_cm event, borrowed for the duration of the handler.
-pub(crate) struct CmEvent<'a> {
-    ev: &'a sys::rdma_cm_event,
+/// The connected-mode parameters of an event.
+pub(crate) struct ConnEventParam<'a> {
+    /// QP number.
+    pub(crate) qp_num: u32,
+    /// `private_data_len` as rdma_cm reports it.
+    pub(crate) private_data_len: u8,
+    /// The private data (empty when rdma_cm gave none).
+    pub(crate) private_data: &'a [u8],
+    /// Whether the QP uses an SRQ.
+    pub(crate) srq: u8,
+    /// Responder resources.
+    pub(crate) responder_resources: u8,
+    /// Initiator depth.
+    pub(crate) initiator_depth: u8,
+    /// Flow control.
+    pub(crate) flow_control: u8,
+    /// Retry count.
+    pub(crate) retry_count: u8,
+    /// RNR retry count.
+    pub(crate) rnr_retry_count: u8,
 }
 
-impl CmEvent<'_> {
-    /// `enum rdma_cm_event_type`.
-    pub(crate) fn kind(&self) -> u32 {
-        self.ev.event
+/// The datagram parameters of an event.
+pub(crate) struct UdEventParam<'a> {
+    /// QP number.
+    pub(crate) qp_num: u32,
+    /// Q_Key.
+    pub(crate) qkey: u32,
+    /// The address handle, as `ib_copy_ah_attr_to_user()` writes it.
+    pub(crate) ah_attr: UverbsAhAttr,
+    /// `private_data_len` as rdma_cm reports it.
+    pub(crate) private_data_len: u8,
+    /// The private data (empty when rdma_cm gave none).
+    pub(crate) private_data: &'a [u8],
+}
+
+/// An rdma_cm event, borrowed for the duration of the handler.
+pub(crate) struct CmEvent<'a, H: CmHandler> {
+    ev: &'a sys::rdma_cm_event,
+    _handler: PhantomData<Arc<H>>,
+}
+
+impl<H: CmHandler> CmEvent<'_, H> {
+    /// The event's kind.
+    pub(crate) fn kind(&self) -> EventType {
+        EventType(self.ev.event)
+    }
+
+    /// The event's status: a negative errno, or a reject reason.
+    pub(crate) fn status(&self) -> i32 {
+        self.ev.status
+    }
+
+    /// The event's ECE.
+    pub(crate) fn ece(&self) -> Ece {
+        Ece {
+            vendor_id: self.ev.ece.vendor_id,
+            attr_mod: self.ev.ece.attr_mod,
+        }
     }
 
     /// Whether this is a multicast join event.
     pub(crate) fn is_multicast(&self) -> bool {
-        matches!(self.ev.event, EVENT_MULTICAST_JOIN | EVENT_MULTICAST_ERROR)
+        matches!(
+            self.kind(),
+            EventType::MULTICAST_JOIN | EventType::MULTICAST_ERROR
+        )
     }
 
     /// For a multicast event: the join it belongs to.
-    pub(crate) fn multicast(&self) -> Option<Arc<Multicast>> {
+    pub(crate) fn join(&self) -> Option<ArcBorrow<'_, H::Join>> {
         if !self.is_multicast() {
             return None;
         }
@@ -904,46 +1147,10 @@ impl CmEvent<'_> {
             return None;
         }
         // SAFETY: multicast events carry the context given to
-        // `join_multicast`: an `Arc<Multicast>` kept alive by the context's
-        // join list until leave or destroy returns, and those wait for the
-        // handler.
-        let mc: ArcBorrow<'_, Multicast> = unsafe { ArcBorrow::from_raw(ptr.cast()) };
-        Some(mc.into())
-    }
-
-    /// Builds the user's image of this event for a context whose id has QP
-    /// type `qp_type` (which selects the `conn` or `ud` branch of `param`,
-    /// as in C: for a connect request, the listener's). `id_dev` is the id
-    /// the event came with, whose device converts a UD address handle.
-    pub(crate) fn to_resp(
-        &self,
-        uid: u64,
-        id: u32,
-        qp_type: u32,
-        id_dev: CmIdRef<'_>,
-    ) -> EventResp {
-        let mut r = EventResp {
-            uid,
-            id,
-            event: self.ev.event,
-            // CAST: the status is a negative errno or a reject reason, passed as its bit image.
-            status: self.ev.status as u32,
-            param: [0; 304],
-            reserved: 0,
-            ece: Ece {
-                vendor_id: self.ev.ece.vendor_id,
-                attr_mod: self.ev.ece.attr_mod,
-            },
-        };
-        if self.ev.event == EVENT_ADDRINFO_RESOLVED {
-            return r;
-        }
-        if qp_type == QPT_UD {
-            self.fill_ud(&mut r.param, id_dev);
-        } else {
-            self.fill_conn(&mut r.param);
-        }
-        r
+        // `rdma_join_multicast()` by `CmId::join_multicast`: an
+        // `Arc<H::Join>` the id keeps until leave or destroy has returned,
+        // and those wait for this handler.
+        Some(unsafe { ArcBorrow::from_raw(ptr.cast()) })
     }
 
     fn private_data(&self, ptr: *const c_void, len: u8) -> &[u8] {
@@ -954,54 +1161,58 @@ impl CmEvent<'_> {
         unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), len.into()) }
     }
 
-    fn fill_conn(&self, out: &mut [u8; 304]) {
-        // SAFETY: the `conn` branch is the one filled for non-UD ids.
+    /// The `conn` branch of the parameters (meaningful for ids of a
+    /// connected QP type).
+    pub(crate) fn conn(&self) -> ConnEventParam<'_> {
+        // SAFETY: both branches of the union are plain data, and every
+        // event starts zeroed before rdma_cm fills one (in 7.3's cma.c each
+        // is a `= {}` local or lives in `kzalloc`ed memory), so either may
+        // be read; both begin with the same private data pointer and length.
         let c = unsafe { self.ev.param.conn.as_ref() };
-        let pd = self.private_data(c.private_data, c.private_data_len);
-        // Layout of struct rdma_ucm_conn_param (see ucma_core::uapi::ConnParam).
-        out[0..4].copy_from_slice(&c.qp_num.to_ne_bytes());
-        out[8..8 + pd.len()].copy_from_slice(pd);
-        out[264] = c.private_data_len;
-        out[265] = c.srq;
-        out[266] = c.responder_resources;
-        out[267] = c.initiator_depth;
-        out[268] = c.flow_control;
-        out[269] = c.retry_count;
-        out[270] = c.rnr_retry_count;
+        ConnEventParam {
+            qp_num: c.qp_num,
+            private_data_len: c.private_data_len,
+            private_data: self.private_data(c.private_data, c.private_data_len),
+            srq: c.srq,
+            responder_resources: c.responder_resources,
+            initiator_depth: c.initiator_depth,
+            flow_control: c.flow_control,
+            retry_count: c.retry_count,
+            rnr_retry_count: c.rnr_retry_count,
+        }
     }
 
-    fn fill_ud(&self, out: &mut [u8; 304], id_dev: CmIdRef<'_>) {
-        // SAFETY: the `ud` branch is the one filled for UD ids.
+    /// The `ud` branch of the parameters (meaningful for UD ids); the
+    /// address handle is converted with the device of `dev_of`.
+    pub(crate) fn ud(&self, dev_of: &RdmaCmId) -> UdEventParam<'_> {
+        // SAFETY: as in `conn`.
         let u = unsafe { self.ev.param.ud.as_ref() };
-        let pd = self.private_data(u.private_data, u.private_data_len);
-        // Layout of struct rdma_ucm_ud_param (see ucma_core::uapi::UdParam).
-        out[0..4].copy_from_slice(&u.qp_num.to_ne_bytes());
-        out[4..8].copy_from_slice(&u.qkey.to_ne_bytes());
         let mut ah: sys::ib_uverbs_ah_attr = Default::default();
         let src = core::ptr::from_ref(&u.ah_attr).cast_mut();
-        // SAFETY: the device is that of the id the event came with: live
-        // during the handler, or null for an unbound id, which
-        // `ib_copy_ah_attr_to_user` accepts (it uses the device only to
-        // convert an OPA address handle, which only a bound id on an OPA
-        // port receives). C passes the listener's device for a connect
-        // request, null for a wildcard listener; this passes the new id's.
-        // `ah` is a valid local and `src` is only read.
-        unsafe { sys::ib_copy_ah_attr_to_user(id_dev.device(), &mut ah, src) };
-        // SAFETY: `ib_uverbs_ah_attr` is a uAPI struct without padding.
-        let ah = unsafe { c_bytes(&ah) };
-        out[8..8 + ah.len()].copy_from_slice(ah);
-        out[40..40 + pd.len()].copy_from_slice(pd);
-        out[296] = u.private_data_len;
+        // SAFETY: the device is that of a live id (borrowed for this call):
+        // a live device while the id is bound, or null for an unbound id,
+        // which `ib_copy_ah_attr_to_user` accepts (it uses the device only
+        // to convert an OPA address handle, which only a bound id on an OPA
+        // port receives). `ah` is a valid local and `src` is only read.
+        unsafe { sys::ib_copy_ah_attr_to_user(dev_of.device(), &mut ah, src) };
+        UdEventParam {
+            qp_num: u.qp_num,
+            qkey: u.qkey,
+            // SAFETY: `ib_uverbs_ah_attr` is a uAPI struct without padding.
+            ah_attr: unsafe { c_image(&ah) },
+            private_data_len: u.private_data_len,
+            private_data: self.private_data(u.private_data, u.private_data_len),
+        }
     }
 }
 
-/// The event handler of every id the module creates.
+/// The event handler of every id made by [`CmId::create`] for an `H`.
 ///
 /// # Safety
 ///
 /// Called by rdma_cm with a live id created with this handler and a valid
 /// event, under the id's handler lock, in process context.
-unsafe extern "C" fn cm_event_handler(
+unsafe extern "C" fn cm_event_handler<H: CmHandler>(
     id: *mut sys::rdma_cm_id,
     event: *mut sys::rdma_cm_event,
 ) -> c_int {
@@ -1011,28 +1222,31 @@ unsafe extern "C" fn cm_event_handler(
         // Not attached yet (see `Unattached::attach`): nothing can be delivered.
         return 0;
     }
-    // SAFETY: a non-null context is an `Arc<Context>` owned by the id (the
+    // SAFETY: a non-null context is an `Arc<H>` owned by the id (the
     // listener's, for a connect request's new id), alive while the handler runs.
-    let ctx: ArcBorrow<'_, Context> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
+    let this: ArcBorrow<'_, H> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
     // SAFETY: `event` is valid for the duration of the handler.
     let ev = unsafe { &*event };
-    let ev = CmEvent { ev };
-    // SAFETY: `id` is non-null and live.
-    let ptr = unsafe { NonNull::new_unchecked(id) };
-    if ev.kind() == EVENT_CONNECT_REQUEST {
+    let ev = CmEvent {
+        ev,
+        _handler: PhantomData,
+    };
+    if ev.kind() == EventType::CONNECT_REQUEST {
+        // SAFETY: `id` is non-null.
+        let ptr = unsafe { NonNull::new_unchecked(id) };
         // INVARIANT: the new id, inside its handler.
-        let req = ConnectRequest { ptr };
-        return match Context::connect_request(ctx, req, &ev) {
+        let req = ConnectRequest {
+            ptr,
+            _handler: PhantomData,
+        };
+        return match H::connect_request(this, req, &ev) {
             Ok(()) => 0,
-            // -ENOMEM: ib_cm drops the request without a reject; the peer retries.
-            Err(_) => ENOMEM.to_errno(),
+            Err(e) => e.to_errno(),
         };
     }
-    // INVARIANT: `id` is live for the handler's duration.
-    let idref = CmIdRef {
-        ptr,
-        _p: core::marker::PhantomData,
-    };
-    Context::event(ctx, idref, &ev);
+    // SAFETY: `id` is live for the handler's duration, which the borrow
+    // does not outlive.
+    let idref = unsafe { RdmaCmId::from_raw(id) };
+    H::event(this, idref, &ev);
     0
 }

@@ -14,10 +14,7 @@ use core::ops::{
 
 use kernel::{
     fs::File,
-    list::{
-        List,
-        ListArc, //
-    },
+    list::ListArc,
     new_mutex, new_poll_condvar,
     prelude::*,
     sync::{
@@ -59,11 +56,20 @@ use crate::{
         Event,
         EventList, //
     },
+    marshal,
     multicast::Multicast,
     rdma_cm::{
         CmId,
+        EventType,
+        JoinState,
+        PortSpace,
+        QpState,
+        QpType,
+        RdmaCmId,
+        RejectReason,
         SockAddr, //
     },
+    tagged_list::TaggedList,
     ucma_core::{
         abi::{
             check_write_len,
@@ -78,7 +84,6 @@ use crate::{
             addr_size_kss,
             family, //
         },
-        errno::Errno,
         uapi::*,
     },
     user_input::{
@@ -88,19 +93,13 @@ use crate::{
     },
 };
 
-/// Converts a core error into the kernel error returned to userspace.
-pub(crate) fn errno_to_error(e: Errno) -> Error {
-    // The core only holds valid positive errno values.
-    Error::from_errno(-e.to_errno())
-}
-
 /// The fields of a [`UcmaFile`] protected by its lock (F).
 pub(crate) struct FileInner {
     /// Events waiting for GET_EVENT, oldest first.
     events: EventList,
     /// The file's contexts, in the order they were listed (children of a
     /// listener always after it).
-    contexts: List<Context>,
+    contexts: TaggedList<Context>,
     /// Set when `release()` begins: nothing is listed or queued any more.
     closed: bool,
 }
@@ -128,12 +127,7 @@ impl FileInner {
 
     /// Takes `ctx` off the file's contexts, if it is listed here.
     pub(crate) fn unlist_context(&mut self, ctx: &Context) -> Option<ListArc<Context>> {
-        // SAFETY: by `Context`'s invariant the context is on this file's list
-        // or on none: `destroy` holds the lock of the file the context
-        // belongs to, after closing its id (so no MIGRATE_ID is under way);
-        // `migrate`, the invariant's exception, holds the lock of the file
-        // the context was listed on before it switched files.
-        unsafe { self.contexts.remove(ctx) }
+        self.contexts.remove(ctx)
     }
 
     /// Queues `ev`; gives it back if the file is being released (the caller
@@ -242,41 +236,6 @@ impl Drop for FileGuard<'_> {
     }
 }
 
-/// `RDMA_PS_*` port spaces.
-const PS_IPOIB: u16 = 0x0002;
-const PS_IB: u16 = 0x013f;
-const PS_TCP: u16 = 0x0106;
-const PS_UDP: u16 = 0x0111;
-/// `IB_QPT_RC`, `IB_QPT_UD`.
-const QPT_RC: u32 = 2;
-const QPT_UD: u32 = 4;
-/// `IB_QPS_ERR`, the last QP state.
-const QPS_ERR: u32 = 6;
-/// `IB_CM_REJ_CONSUMER_DEFINED`, `IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED`.
-const REJ_CONSUMER_DEFINED: u8 = 28;
-const REJ_VENDOR_OPTION_NOT_SUPPORTED: u8 = 31;
-/// `RDMA_USER_CM_QUERY_*`.
-const QUERY_ADDR: u32 = 0;
-const QUERY_PATH: u32 = 1;
-const QUERY_GID: u32 = 2;
-const QUERY_IB_SERVICE: u32 = 3;
-/// SET_OPTION levels and names.
-const OPTION_ID: u32 = 0;
-const OPTION_IB: u32 = 1;
-const OPTION_ID_TOS: u32 = 0;
-const OPTION_ID_REUSEADDR: u32 = 1;
-const OPTION_ID_AFONLY: u32 = 2;
-const OPTION_ID_ACK_TIMEOUT: u32 = 3;
-const OPTION_IB_PATH: u32 = 1;
-/// `RDMA_MC_JOIN_FLAG_*` and the `ib_sa` join states they map to.
-const JOIN_FLAG_FULLMEMBER: u16 = 0;
-const JOIN_FLAG_SENDONLY_FULLMEMBER: u16 = 1;
-const FULLMEMBER_JOIN: u8 = 0;
-const SENDONLY_FULLMEMBER_JOIN: u8 = 3;
-/// `RDMA_CM_EVENT_USER`, `RDMA_CM_EVENT_INTERNAL`.
-const EVENT_USER: u32 = 18;
-const EVENT_INTERNAL: u32 = 19;
-
 /// Reads a fixed-size command struct from the payload, as the C module:
 /// `size_of::<T>()` bytes whatever `in` says.
 fn read_cmd<T: FromBytes + IntoBytes>(payload: UserPtr) -> Result<T> {
@@ -327,7 +286,7 @@ impl UcmaFile {
                 inner <- new_mutex!(
                     FileInner {
                         events: EventList::new(),
-                        contexts: List::new(),
+                        contexts: TaggedList::new(),
                         closed: false,
                     },
                     "UcmaFile::inner"
@@ -411,7 +370,7 @@ impl UcmaFile {
         if !may_write {
             return Err(EACCES);
         }
-        check_write_len(len).map_err(errno_to_error)?;
+        check_write_len(len)?;
         let mut hdr = [0u8; CMD_HDR_SIZE];
         UserSlice::new(buf, CMD_HDR_SIZE)
             .reader()
@@ -421,7 +380,7 @@ impl UcmaFile {
             // The table index stays in bounds under speculation too.
             hdr.cmd = index_nospec(hdr.cmd, Command::COUNT);
         }
-        let req = Request::parse(len, hdr).map_err(errno_to_error)?;
+        let req = Request::parse(len, hdr)?;
         let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
         Self::execute(this, file, req, payload)?;
         Ok(len)
@@ -429,14 +388,14 @@ impl UcmaFile {
 
     /// Runs `f` on the rdma_cm id of context `id` under its command lock
     /// (`ucma_get_ctx` semantics).
-    fn on_cm<R>(&self, id: u32, f: impl FnOnce(&CmId) -> Result<R>) -> Result<R> {
+    fn on_cm<R>(&self, id: u32, f: impl FnOnce(&CmId<Context>) -> Result<R>) -> Result<R> {
         let ctx = Context::lookup(self, id)?;
         let st = ctx.state.lock();
         f(st.cm_id()?)
     }
 
     /// As [`Self::on_cm`], for an id bound to a device (`ucma_get_ctx_dev`).
-    fn on_cm_dev<R>(&self, id: u32, f: impl FnOnce(&CmId) -> Result<R>) -> Result<R> {
+    fn on_cm_dev<R>(&self, id: u32, f: impl FnOnce(&CmId<Context>) -> Result<R>) -> Result<R> {
         let ctx = Context::lookup(self, id)?;
         let st = ctx.state.lock();
         f(st.cm_id_dev()?)
@@ -446,8 +405,8 @@ impl UcmaFile {
     fn resolve(&self, id: u32, src: &[u8], dst: &[u8], timeout_ms: u32) -> Result {
         self.on_cm(id, |cm| {
             cm.resolve_addr(
-                &mut SockAddr::from_bytes(src),
-                &mut SockAddr::from_bytes(dst),
+                &SockAddr::from_bytes(src),
+                &SockAddr::from_bytes(dst),
                 timeout_ms,
             )
         })
@@ -478,7 +437,7 @@ impl UcmaFile {
             Command::InitQpAttr => this_ref.init_qp_attr(p, out),
             Command::GetEvent => this_ref.get_event(file, p, out),
             Command::SetOption => this_ref.set_option(p),
-            Command::Notify => this_ref.notify_cmd(p),
+            Command::Notify => this_ref.notify(p),
             Command::MigrateId => Arc::from(this).migrate_id(p),
             Command::WriteCmEvent => this_ref.write_cm_event(p),
             // Framing already answered ENOSYS for GET_OPTION.
@@ -495,13 +454,13 @@ impl UcmaFile {
             return Err(ENOSPC);
         }
         let cmd: CreateId = read_cmd(p)?;
-        let qp_type = match cmd.ps {
-            PS_TCP => QPT_RC,
-            PS_UDP | PS_IPOIB => QPT_UD,
-            PS_IB => u32::from(cmd.qp_type),
-            _ => return Err(EINVAL),
+        let ps = PortSpace::from_raw(cmd.ps.into()).ok_or(EINVAL)?;
+        let qp_type = match ps {
+            PortSpace::TCP => QpType::RC,
+            PortSpace::UDP | PortSpace::IPOIB => QpType::UD,
+            _ => QpType::from_raw(cmd.qp_type.into()),
         };
-        let (ctx, r) = Context::create(self, cmd.uid, cmd.ps.into(), qp_type)?;
+        let (ctx, r) = Context::create(self, cmd.uid, ps, qp_type)?;
         // The id stays invisible until the reply is out.
         if let Err(e) = write_struct(cmd.response, &CreateIdResp { id: ctx.id }) {
             ctx.destroy(r);
@@ -529,9 +488,7 @@ impl UcmaFile {
         if addr_size_in6(&cmd.addr) == 0 {
             return Err(EINVAL);
         }
-        self.on_cm(cmd.id, |cm| {
-            cm.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
-        })
+        self.on_cm(cmd.id, |cm| cm.bind_addr(&SockAddr::from_bytes(&cmd.addr)))
     }
 
     fn bind(&self, p: UserPtr) -> Result {
@@ -542,9 +499,7 @@ impl UcmaFile {
         {
             return Err(EINVAL);
         }
-        self.on_cm(cmd.id, |cm| {
-            cm.bind_addr(&mut SockAddr::from_bytes(&cmd.addr))
-        })
+        self.on_cm(cmd.id, |cm| cm.bind_addr(&SockAddr::from_bytes(&cmd.addr)))
     }
 
     fn resolve_ip(&self, p: UserPtr) -> Result {
@@ -584,7 +539,7 @@ impl UcmaFile {
             return Err(ENOSPC);
         }
         let cmd: Query = read_cmd(p)?;
-        let resp = self.on_cm(cmd.id, |cm| Ok(cm.as_ref().query_route()))?;
+        let resp = self.on_cm(cmd.id, |cm| Ok(marshal::query_route(cm)))?;
         write_struct_min(cmd.response, &resp, out)
     }
 
@@ -592,16 +547,16 @@ impl UcmaFile {
         let cmd: Query = read_cmd(p)?;
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
-        let cm = st.cm_id()?.as_ref();
+        let cm: &RdmaCmId = st.cm_id()?;
         match cmd.option {
             QUERY_ADDR | QUERY_GID => {
                 if out < QueryAddrResp::MIN_OUT {
                     return Err(ENOSPC);
                 }
                 let resp = if cmd.option == QUERY_ADDR {
-                    cm.query_addr()
+                    marshal::query_addr(cm)
                 } else {
-                    cm.query_gid()
+                    marshal::query_gid(cm)
                 };
                 write_struct_min(cmd.response, &resp, out)
             }
@@ -609,14 +564,14 @@ impl UcmaFile {
                 if out < 8 {
                     return Err(ENOSPC);
                 }
-                let (resp, len) = cm.query_path(out)?;
-                write_resp(cmd.response, &resp[..len])
+                let resp = marshal::query_path(cm, out)?;
+                write_resp(cmd.response, &resp)
             }
             QUERY_IB_SERVICE => {
                 if out < QUERY_IB_SERVICE_RESP_SIZE {
                     return Err(ENOSPC);
                 }
-                let resp = cm.query_ib_service(out)?;
+                let resp = marshal::query_ib_service(cm, out)?;
                 write_resp(cmd.response, &resp)
             }
             _ => Err(ENOSYS),
@@ -636,7 +591,12 @@ impl UcmaFile {
         if cmd.conn_param.valid == 0 {
             return Err(EINVAL);
         }
-        self.on_cm_dev(cmd.id, |cm| cm.connect(&cmd.conn_param, cmd.ece))
+        self.on_cm_dev(cmd.id, |cm| {
+            cm.connect(
+                &marshal::conn_params(cm, &cmd.conn_param),
+                marshal::ece(&cmd.ece),
+            )
+        })
     }
 
     fn listen(&self, p: UserPtr) -> Result {
@@ -664,19 +624,28 @@ impl UcmaFile {
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
         let cm = st.cm_id_dev()?;
+        let ece = marshal::ece(&cmd.ece);
+        let handler = cm.lock_handler();
         if cmd.conn_param.valid != 0 {
-            // The uid must be set atomically with the handler.
-            cm.accept(Some(&cmd.conn_param), cmd.ece, || ctx.set_uid(cmd.uid))
+            let param = marshal::conn_params(cm, &cmd.conn_param);
+            cm.accept(&handler, Some(&param), ece)?;
+            // Under the handler lock: the child's events are delivered from
+            // the first one after the accept.
+            ctx.set_uid(cmd.uid);
+            Ok(())
         } else {
-            cm.accept(None, cmd.ece, || {})
+            cm.accept(&handler, None, ece)
         }
     }
 
     fn reject(&self, p: UserPtr) -> Result {
         let cmd: Reject = read_cmd(p)?;
         let reason = match cmd.reason {
-            0 => REJ_CONSUMER_DEFINED,
-            r @ (REJ_CONSUMER_DEFINED | REJ_VENDOR_OPTION_NOT_SUPPORTED) => r,
+            0 => RejectReason::CONSUMER_DEFINED,
+            r if r == RejectReason::CONSUMER_DEFINED.as_raw() => RejectReason::CONSUMER_DEFINED,
+            r if r == RejectReason::VENDOR_OPTION_NOT_SUPPORTED.as_raw() => {
+                RejectReason::VENDOR_OPTION_NOT_SUPPORTED
+            }
             _ => return Err(EINVAL),
         };
         let len = usize::from(cmd.private_data_len).min(cmd.private_data.len());
@@ -693,10 +662,8 @@ impl UcmaFile {
             return Err(ENOSPC);
         }
         let cmd: InitQpAttr = read_cmd(p)?;
-        if cmd.qp_state > QPS_ERR {
-            return Err(EINVAL);
-        }
-        let resp = self.on_cm_dev(cmd.id, |cm| cm.init_qp_attr(cmd.qp_state))?;
+        let qp_state = QpState::from_raw(cmd.qp_state).ok_or(EINVAL)?;
+        let resp = self.on_cm_dev(cmd.id, |cm| cm.init_qp_attr(qp_state))?;
         write_resp(cmd.response, &resp)
     }
 
@@ -732,10 +699,10 @@ impl UcmaFile {
             return Err(e);
         }
         ev.ctx.events_reported.add(1, Relaxed);
-        if let Some(mc) = &ev.mc {
+        if let Some(mc) = ev.join() {
             mc.events_reported.add(1, Relaxed);
         }
-        if ev.is_connect_request() {
+        if ev.child().is_some() {
             ev.ctx.backlog_put();
         }
         drop(inner);
@@ -800,35 +767,29 @@ impl UcmaFile {
         }
     }
 
-    fn notify_cmd(&self, p: UserPtr) -> Result {
+    fn notify(&self, p: UserPtr) -> Result {
         let cmd: Notify = read_cmd(p)?;
-        // NOTIFY checks the device under the lock, after the lookup.
-        self.on_cm(cmd.id, |cm| {
-            if !cm.as_ref().has_device() {
-                return Err(EINVAL);
-            }
-            cm.notify(cmd.event)
-        })
+        // C checks the device under the lock, after the lookup: as
+        // `on_cm_dev` does.
+        self.on_cm_dev(cmd.id, |cm| cm.notify(cmd.event))
     }
 
+    /// JOIN_IP_MCAST: converted to the JOIN_MCAST it is, as in C.
     fn join_ip_mcast(&self, p: UserPtr, out: usize) -> Result {
         let cmd: JoinIpMcast = read_cmd(p)?;
         let addr_size = addr_size_in6(&cmd.addr);
         if addr_size == 0 {
             return Err(EINVAL);
         }
-        let mut addr = [0u8; SOCKADDR_STORAGE_SIZE];
-        addr[..addr_size].copy_from_slice(&cmd.addr[..addr_size]);
+        let mut join = JoinMcast::new_zeroed();
+        join.response = cmd.response;
+        join.uid = cmd.uid;
+        join.id = cmd.id;
         // CAST: at most 28.
-        self.join(
-            cmd.response,
-            cmd.uid,
-            cmd.id,
-            addr_size as u16,
-            JOIN_FLAG_FULLMEMBER,
-            &addr,
-            out,
-        )
+        join.addr_size = addr_size as u16;
+        join.join_flags = MC_JOIN_FLAG_FULLMEMBER;
+        join.addr[..addr_size].copy_from_slice(&cmd.addr[..addr_size]);
+        self.process_join(&join, out)
     }
 
     fn join_mcast(&self, p: UserPtr, out: usize) -> Result {
@@ -836,48 +797,27 @@ impl UcmaFile {
         if addr_size_kss(&cmd.addr) == 0 {
             return Err(EINVAL);
         }
-        self.join(
-            cmd.response,
-            cmd.uid,
-            cmd.id,
-            cmd.addr_size,
-            cmd.join_flags,
-            &cmd.addr,
-            out,
-        )
+        self.process_join(&cmd, out)
     }
 
     /// `ucma_process_join`.
-    #[allow(clippy::too_many_arguments)]
-    fn join(
-        &self,
-        response: u64,
-        uid: u64,
-        id: u32,
-        addr_size: u16,
-        join_flags: u16,
-        addr: &[u8],
-        out: usize,
-    ) -> Result {
+    fn process_join(&self, cmd: &JoinMcast, out: usize) -> Result {
         if out < core::mem::size_of::<CreateIdResp>() {
             return Err(ENOSPC);
         }
-        if usize::from(addr_size) != addr_size_of(addr) {
+        let addr_size = usize::from(cmd.addr_size);
+        if addr_size != addr_size_of(&cmd.addr) {
             return Err(EINVAL);
         }
-        let join_state = match join_flags {
-            JOIN_FLAG_FULLMEMBER => 1 << FULLMEMBER_JOIN,
-            JOIN_FLAG_SENDONLY_FULLMEMBER => 1 << SENDONLY_FULLMEMBER_JOIN,
+        let join_state = match cmd.join_flags {
+            MC_JOIN_FLAG_FULLMEMBER => JoinState::FULL_MEMBER,
+            MC_JOIN_FLAG_SENDONLY_FULLMEMBER => JoinState::SEND_ONLY_FULL_MEMBER,
             _ => return Err(EINVAL),
         };
-        let ctx = Context::lookup(self, id)?;
-        Multicast::join(
-            &ctx,
-            uid,
-            &addr[..usize::from(addr_size)],
-            join_state,
-            |mc_id| write_struct(response, &CreateIdResp { id: mc_id }),
-        )
+        let ctx = Context::lookup(self, cmd.id)?;
+        Multicast::join(&ctx, cmd.uid, &cmd.addr[..addr_size], join_state, |mc_id| {
+            write_struct(cmd.response, &CreateIdResp { id: mc_id })
+        })
     }
 
     fn leave_mcast(&self, p: UserPtr, out: usize) -> Result {
@@ -901,7 +841,7 @@ impl UcmaFile {
 
     fn write_cm_event(&self, p: UserPtr) -> Result {
         let cmd: WriteCmEvent = read_cmd(p)?;
-        if cmd.event != EVENT_USER && cmd.event != EVENT_INTERNAL {
+        if cmd.event != EventType::USER.as_raw() && cmd.event != EventType::INTERNAL.as_raw() {
             return Err(EINVAL);
         }
         let ctx = Context::lookup(self, cmd.id)?;

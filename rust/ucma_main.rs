@@ -7,34 +7,59 @@
 //! module turns them into in-kernel rdma_cm calls and queues the resulting CM
 //! events for userspace to fetch.
 //!
-//! Layout: `chardev` owns the misc device and every VFS entry point (all the
-//! `unsafe` of the file side), `ucma_file` the per-open-file state, `rdma_sys`
-//! the generated bindings, and `ucma_core` (shared with the host cargo build)
-//! the pure ABI logic.
+//! Layers (Documentation/design.rst): the entry points (this file: module
+//! init and exit, the global tables; `chardev`: the misc device and the VFS
+//! entry points); the domain without `unsafe` (`ucma_file`, `context`,
+//! `multicast`, `event`, `marshal`); the abstractions that hold the rest of
+//! the `unsafe` and import nothing of the domain (`rdma_cm`, `id_table`,
+//! `tagged_list`, `owned_queue`, `user_input`, and `rdma_sys`, the generated
+//! bindings); and `ucma_core` (shared with the host cargo build), the pure
+//! ABI logic.
 
-use kernel::prelude::*;
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    context::Context,
+    id_table::IdTable,
+    multicast::Multicast,
+    owned_queue::OwnedQueue, //
+};
 
 mod abi_check;
 mod chardev;
 mod context;
 mod event;
 mod id_table;
+mod marshal;
 mod multicast;
 mod owned_queue;
 mod rdma_cm;
 mod rdma_sys;
+mod tagged_list;
 mod ucma_file;
 mod user_input;
 
 /// The pure core, shared with the host `cargo test` build of `ucma_core/`.
 // Its `pub` items exist for the host tests; not all are used by the module.
-#[allow(unreachable_pub, dead_code)]
+#[allow(unreachable_pub)]
 #[path = "../ucma_core/src"]
 mod ucma_core {
     pub(crate) mod abi;
     pub(crate) mod addr;
     pub(crate) mod errno;
     pub(crate) mod uapi;
+}
+
+impl From<ucma_core::errno::Errno> for Error {
+    fn from(e: ucma_core::errno::Errno) -> Self {
+        match e {
+            ucma_core::errno::Errno::Inval => EINVAL,
+            ucma_core::errno::Errno::NoSys => ENOSYS,
+        }
+    }
 }
 
 module! {
@@ -84,19 +109,61 @@ impl kernel::InPlaceModule for UcmaModule {
     }
 }
 
-/// The global context table and its close workqueue, torn down at exit.
+/// The ids of all contexts of all files, as the C module's `ctx_table`:
+/// global, lowest free id first.
+static CONTEXTS: IdTable<Arc<Context>> = IdTable::uninit();
+
+/// The ids of all multicast joins, as the C module's `multicast_table`.
+static MULTICASTS: IdTable<Arc<Multicast>> = IdTable::uninit();
+
+kernel::sync::global_lock! {
+    // SAFETY: `Tables::init` initialises it in module init, before the
+    // device (the only way to reach it) is registered.
+    unsafe(uninit) static CLOSE_WQ: Mutex<Option<OwnedQueue>> = None;
+}
+
+/// The global tables and the close workqueue (teardown after a device
+/// removal), set up before the device is registered and torn down after
+/// it is gone.
 struct Tables;
 
 impl Tables {
     fn init() -> Result<Self> {
-        context::init_tables()?;
+        // SAFETY: called once, before any other use of `CLOSE_WQ`.
+        unsafe { CLOSE_WQ.init() };
+        // SAFETY: called once, before the device that reaches the tables
+        // exists.
+        unsafe {
+            CONTEXTS.init();
+            MULTICASTS.init();
+        }
+        let wq = OwnedQueue::new(c"ucma_rs_close");
+        match wq {
+            Ok(wq) => *CLOSE_WQ.lock() = Some(wq),
+            Err(e) => {
+                // SAFETY: initialised above and never used.
+                unsafe {
+                    CONTEXTS.destroy();
+                    MULTICASTS.destroy();
+                }
+                return Err(e);
+            }
+        }
         Ok(Tables)
     }
 }
 
 impl Drop for Tables {
     fn drop(&mut self) {
-        context::exit_tables();
+        // Waits for queued context teardown to finish.
+        let wq = CLOSE_WQ.lock().take();
+        drop(wq);
+        // SAFETY: the device is gone, every file is closed and the close
+        // workqueue drained: nothing uses the tables any more.
+        unsafe {
+            CONTEXTS.destroy();
+            MULTICASTS.destroy();
+        }
     }
 }
 

@@ -133,6 +133,8 @@ impl CmdHeader {
     }
 
     /// Encodes the header (for tests and userspace-side tools).
+    // The module decodes only; the host tests and tests/abi_rs encode.
+    #[allow(dead_code)]
     pub fn to_bytes(self) -> [u8; CMD_HDR_SIZE] {
         let c = self.cmd.to_ne_bytes();
         let i = self.in_len.to_ne_bytes();

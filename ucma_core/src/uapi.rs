@@ -458,14 +458,88 @@ impl QueryAddrResp {
 /// Size of `struct ib_user_path_rec`.
 pub const USER_PATH_REC_SIZE: usize = 64;
 
+/// `RDMA_USER_CM_QUERY_ADDR`.
+pub const QUERY_ADDR: u32 = 0;
+/// `RDMA_USER_CM_QUERY_PATH`.
+pub const QUERY_PATH: u32 = 1;
+/// `RDMA_USER_CM_QUERY_GID`.
+pub const QUERY_GID: u32 = 2;
+/// `RDMA_USER_CM_QUERY_IB_SERVICE`.
+pub const QUERY_IB_SERVICE: u32 = 3;
+
+/// `RDMA_OPTION_ID`: SET_OPTION level.
+pub const OPTION_ID: u32 = 0;
+/// `RDMA_OPTION_IB`: SET_OPTION level.
+pub const OPTION_IB: u32 = 1;
+/// `RDMA_OPTION_ID_TOS`.
+pub const OPTION_ID_TOS: u32 = 0;
+/// `RDMA_OPTION_ID_REUSEADDR`.
+pub const OPTION_ID_REUSEADDR: u32 = 1;
+/// `RDMA_OPTION_ID_AFONLY`.
+pub const OPTION_ID_AFONLY: u32 = 2;
+/// `RDMA_OPTION_ID_ACK_TIMEOUT`.
+pub const OPTION_ID_ACK_TIMEOUT: u32 = 3;
+/// `RDMA_OPTION_IB_PATH`.
+pub const OPTION_IB_PATH: u32 = 1;
+
+/// `RDMA_MC_JOIN_FLAG_FULLMEMBER`.
+pub const MC_JOIN_FLAG_FULLMEMBER: u16 = 0;
+/// `RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER`.
+pub const MC_JOIN_FLAG_SENDONLY_FULLMEMBER: u16 = 1;
+
+/// `struct ib_user_path_rec`: a path in QUERY_ROUTE's reply. Big-endian
+/// fields are kept in network byte order, as the kernel stores them.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct UserPathRec {
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// Source GID.
+    pub sgid: [u8; 16],
+    /// Destination LID (big-endian).
+    pub dlid: u16,
+    /// Source LID (big-endian).
+    pub slid: u16,
+    /// Raw traffic.
+    pub raw_traffic: u32,
+    /// Flow label (big-endian).
+    pub flow_label: u32,
+    /// Reversible.
+    pub reversible: u32,
+    /// MTU.
+    pub mtu: u32,
+    /// P_Key (big-endian).
+    pub pkey: u16,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// Traffic class.
+    pub traffic_class: u8,
+    /// Number of paths.
+    pub numb_path: u8,
+    /// Service level.
+    pub sl: u8,
+    /// MTU selector.
+    pub mtu_selector: u8,
+    /// Rate selector.
+    pub rate_selector: u8,
+    /// Rate.
+    pub rate: u8,
+    /// Packet life time selector.
+    pub packet_life_time_selector: u8,
+    /// Packet life time.
+    pub packet_life_time: u8,
+    /// Preference.
+    pub preference: u8,
+}
+
 /// `struct rdma_ucm_query_route_resp`: QUERY_ROUTE reply.
 #[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct QueryRouteResp {
     /// Node GUID (network byte order, as stored).
     pub node_guid: u64,
-    /// Primary and alternate path (`struct ib_user_path_rec`).
-    pub ib_route: [[u8; USER_PATH_REC_SIZE]; 2],
+    /// Primary and alternate path.
+    pub ib_route: [UserPathRec; 2],
     /// Source address (`struct sockaddr_in6`).
     pub src_addr: [u8; SOCKADDR_IN6_SIZE],
     /// Destination address (`struct sockaddr_in6`).
@@ -489,6 +563,65 @@ impl QueryRouteResp {
 
 /// Size of `struct ib_path_rec_data` (flags, reserved, 64-byte wire record).
 pub const PATH_REC_DATA_SIZE: usize = 72;
+
+/// Size of a path record in wire format (`IB_SA_PATH_REC` packed).
+pub const PATH_REC_WIRE_SIZE: usize = 64;
+
+/// `struct ib_path_rec_data`: one path of QUERY PATH's reply, or of
+/// SET_OPTION IB_PATH's input.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct PathRecData {
+    /// `IB_PATH_*` flags.
+    pub flags: u32,
+    /// Zero.
+    pub reserved: u32,
+    /// The record in wire format.
+    pub path_rec: [u8; PATH_REC_WIRE_SIZE],
+}
+
+/// `struct rdma_ucm_query_path_resp` without its flexible array: QUERY
+/// PATH's reply header, followed by `PathRecData`s.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct QueryPathResp {
+    /// Paths the id has.
+    pub num_paths: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// `struct rdma_ucm_query_ib_service_resp` without its flexible array:
+/// QUERY IB_SERVICE's reply header, followed by `ib_user_service_rec`s.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct QueryIbServiceResp {
+    /// Service records the id has.
+    pub num_service_recs: u32,
+    /// Zero.
+    pub reserved: u32,
+}
+
+/// `AF_IB`'s `struct sockaddr_ib`, as QUERY GID reports addresses.
+/// Big-endian fields are kept in network byte order.
+#[derive(Clone, Copy, Debug, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct SockaddrIb {
+    /// `AF_IB`.
+    pub sib_family: u16,
+    /// P_Key (big-endian).
+    pub sib_pkey: u16,
+    /// Flow info (big-endian).
+    pub sib_flowinfo: u32,
+    /// The GID (`struct ib_addr`).
+    pub sib_addr: [u8; 16],
+    /// Service id (big-endian).
+    pub sib_sid: u64,
+    /// Service id mask (big-endian).
+    pub sib_sid_mask: u64,
+    /// Scope id.
+    pub sib_scope_id: u64,
+}
 /// `IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL`.
 pub const PATH_FLAGS_PRIMARY: u32 = 0x2b;
 /// Size of `struct ib_user_service_rec`.
@@ -531,6 +664,11 @@ mod tests {
         assert_eq!(size_of::<WriteCmEvent>(), 320);
         assert_eq!(size_of::<QueryAddrResp>(), 280);
         assert_eq!(size_of::<QueryRouteResp>(), 208);
+        assert_eq!(size_of::<UserPathRec>(), USER_PATH_REC_SIZE);
+        assert_eq!(size_of::<PathRecData>(), PATH_REC_DATA_SIZE);
+        assert_eq!(size_of::<QueryPathResp>(), 8);
+        assert_eq!(size_of::<QueryIbServiceResp>(), QUERY_IB_SERVICE_RESP_SIZE);
+        assert_eq!(size_of::<SockaddrIb>(), 48);
     }
 
     #[test]
@@ -559,6 +697,9 @@ mod tests {
             QueryAddrResp::MIN_OUT
         );
         assert_eq!(offset_of!(QueryRouteResp, src_addr), 136);
+        assert_eq!(offset_of!(UserPathRec, pkey), 52);
+        assert_eq!(offset_of!(SockaddrIb, sib_addr), 8);
+        assert_eq!(offset_of!(SockaddrIb, sib_sid), 24);
         assert_eq!(offset_of!(QueryRouteResp, num_paths), 192);
         assert_eq!(
             offset_of!(QueryRouteResp, ibdev_index),

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! An intrusive list whose items record which list holds them.
+//!
+//! `kernel::list::List::remove` is `unsafe`: the item must be on that list
+//! or on none, which the list cannot check. A [`TaggedList`] stamps each item
+//! with its own tag when it takes the item and clears it when it lets the
+//! item go, so [`TaggedList::remove`] can tell an item of another list
+//! (which it leaves alone) from one of its own, and is safe.
+
+use kernel::{
+    list::{
+        List,
+        ListArc,
+        ListItem, //
+    },
+    sync::atomic::{
+        ordering::Relaxed,
+        Atomic, //
+    },
+};
+
+/// An item that can be on a [`TaggedList`]. Implement it with
+/// [`impl_tagged!`].
+///
+/// # Safety
+///
+/// `list_tag` returns the same atomic for an item every time, and no two
+/// items share one; nothing but [`TaggedList`] writes it.
+pub(crate) unsafe trait Tagged: ListItem {
+    /// The item's tag: that of the list holding it, or 0.
+    fn list_tag(&self) -> &Atomic<u64>;
+}
+
+/// Implements [`Tagged`] for a struct with a field of type `Atomic<u64>`
+/// that holds its tag: `impl_tagged! { impl Tagged for Context { self.list_tag } }`.
+/// The field must be the struct's own (checked: `offset_of!`) and must not
+/// be written elsewhere.
+macro_rules! impl_tagged {
+    (impl Tagged for $t:ty { self.$field:ident }) => {
+        const _: usize = ::core::mem::offset_of!($t, $field);
+        // SAFETY: the tag is a field of each item, so no two items share
+        // one, and it is the same for an item every time; by this macro's
+        // contract only `TaggedList` writes it.
+        unsafe impl $crate::tagged_list::Tagged for $t {
+            fn list_tag(&self) -> &::kernel::sync::atomic::Atomic<u64> {
+                &self.$field
+            }
+        }
+    };
+}
+pub(crate) use impl_tagged;
+
+/// The tag of the next list; 0 means "on no list".
+static NEXT_TAG: Atomic<u64> = Atomic::new(1);
+
+/// A [`List`] that stamps its items with its tag.
+///
+/// # Invariants
+///
+/// `tag` is non-zero and no other `TaggedList` has it (a 64-bit counter does
+/// not wrap). An item's tag equals `tag` if and only if the item is on
+/// `list`: it is set when the item is added and cleared when it is taken
+/// off, both through `&mut self`.
+pub(crate) struct TaggedList<T: ?Sized + Tagged> {
+    list: List<T>,
+    tag: u64,
+}
+
+impl<T: ?Sized + Tagged> TaggedList<T> {
+    /// An empty list with a tag of its own.
+    pub(crate) fn new() -> Self {
+        // INVARIANT: the counter starts at 1 and only grows.
+        TaggedList {
+            list: List::new(),
+            tag: NEXT_TAG.fetch_add(1, Relaxed),
+        }
+    }
+
+    /// Adds `item` at the tail.
+    pub(crate) fn push_back(&mut self, item: ListArc<T>) {
+        // INVARIANT: the item is on no list (a `ListArc` is the right to add
+        // it to one); it is stamped as it goes on this one.
+        item.list_tag().store(self.tag, Relaxed);
+        self.list.push_back(item);
+    }
+
+    /// Takes the item at the head.
+    pub(crate) fn pop_front(&mut self) -> Option<ListArc<T>> {
+        let item = self.list.pop_front()?;
+        // INVARIANT: off the list, unstamped.
+        item.list_tag().store(0, Relaxed);
+        Some(item)
+    }
+
+    /// Takes `item` off this list; `None` if it is not on it.
+    pub(crate) fn remove(&mut self, item: &T) -> Option<ListArc<T>> {
+        // Only this list stamps an item with this tag, and it does so through
+        // `&mut self`, which the caller holds: the tag cannot change under us
+        // to or from ours. (The lock that gives `&mut self` also orders this
+        // read after any earlier unstamping by this list.)
+        if item.list_tag().load(Relaxed) != self.tag {
+            return None;
+        }
+        // SAFETY: by the type invariant an item stamped with our tag is on
+        // `self.list` (no other item shares its tag: `Tagged`'s contract).
+        let taken = unsafe { self.list.remove(item) }?;
+        // INVARIANT: off the list, unstamped.
+        taken.list_tag().store(0, Relaxed);
+        Some(taken)
+    }
+}
