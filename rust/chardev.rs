@@ -62,12 +62,12 @@ static FOPS: FileOps = FileOps(bindings::file_operations {
     ..pin_init::zeroed()
 });
 
-/// The registered `rdma_cm` misc device and the `rdma_cm` ib_client.
+/// The registered `rdma_cm` misc device.
 ///
 /// # Invariants
 ///
-/// `inner` holds a `struct miscdevice` registered with `misc_register()`, and
-/// the ib_client is registered; both are undone exactly once, in `drop`.
+/// `inner` holds a `struct miscdevice` registered with `misc_register()`,
+/// deregistered exactly once, in `drop`.
 #[pin_data(PinnedDrop)]
 pub(crate) struct MiscRegistration {
     #[pin]
@@ -95,7 +95,7 @@ impl MiscRegistration {
     }
 
     /// Registers `/dev/infiniband/rdma_cm` (mode 0666) with its `abi_version`
-    /// attribute, and the `rdma_cm` ib_client.
+    /// attribute.
     pub(crate) fn register() -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             inner <- Opaque::try_ffi_init(move |slot: *mut bindings::miscdevice| {
@@ -113,29 +113,24 @@ impl MiscRegistration {
                 // SAFETY: `slot` holds a fully initialised miscdevice whose
                 // strings, fops and groups are 'static. It is pinned, and
                 // deregistered in `drop` before its memory goes away.
-                to_result(unsafe { bindings::misc_register(slot) })?;
-                // The "rdma_cm" ib_client answers netlink chardev discovery
-                // with this device and ABI 4.
-                // SAFETY: `slot` is registered, so `this_device` is valid; it
-                // stays so until `drop`, which unregisters the client first.
-                let ret = to_result(unsafe { rdma_sys::ucma_shim_client_register((*slot).this_device) });
-                if ret.is_err() {
-                    // SAFETY: registered just above.
-                    unsafe { bindings::misc_deregister(slot) };
-                }
-                // INVARIANT: on success `slot` holds a registered device and
-                // the client is registered.
-                ret
+                // INVARIANT: on success `slot` holds a registered device.
+                to_result(unsafe { bindings::misc_register(slot) })
             }),
         })
+    }
+
+    /// The registered device's `this_device`, valid while `self` lives.
+    pub(crate) fn device(&self) -> *mut bindings::device {
+        // SAFETY: by the type invariant `inner` is registered, so
+        // `misc_register()` set `this_device`; nothing writes it until
+        // `misc_deregister()` in `drop`.
+        unsafe { (*self.inner.get()).this_device }
     }
 }
 
 #[pinned_drop]
 impl PinnedDrop for MiscRegistration {
     fn drop(self: Pin<&mut Self>) {
-        // SAFETY: by the type invariant the client is registered.
-        unsafe { rdma_sys::ucma_shim_client_unregister() };
         // SAFETY: by the type invariant the device is registered.
         unsafe { bindings::misc_deregister(self.inner.get()) };
     }

@@ -52,10 +52,11 @@ module! {
 /// The module's version, from the top-level `VERSION` file (Kbuild).
 const VERSION: &str = env!("UCMA_RS_VERSION");
 
-/// The loaded module. Fields drop in order: the device (no new files) and
-/// client first, then the sysctl, then the global tables.
+/// The loaded module. Fields drop in order: the client, the device (no new
+/// files), then the sysctl, then the global tables.
 #[pin_data]
 struct UcmaModule {
+    _client: IbClient,
     #[pin]
     misc: chardev::MiscRegistration,
     _sysctl: Sysctl,
@@ -73,6 +74,10 @@ impl kernel::InPlaceModule for UcmaModule {
             },
             _sysctl: Sysctl::register()?,
             misc <- chardev::MiscRegistration::register(),
+            // SAFETY: `misc` is registered, so its device is valid until
+            // `misc` is dropped; `_client` is declared before `misc`, so it is
+            // dropped (the client unregistered) first.
+            _client: unsafe { IbClient::register(misc.device())? },
         })
         .pin_chain(|_| {
             pr_info!(
@@ -115,6 +120,37 @@ impl Drop for Sysctl {
     fn drop(&mut self) {
         // SAFETY: registered in `register`.
         unsafe { rdma_sys::ucma_shim_sysctl_unregister() };
+    }
+}
+
+/// The `rdma_cm` ib_client: answers netlink chardev discovery with the misc
+/// device and ABI 4.
+///
+/// # Invariants
+///
+/// The client is registered; it is unregistered exactly once, in `drop`.
+struct IbClient;
+
+impl IbClient {
+    /// Registers the client, reporting `dev`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must be a valid device that stays so until the returned value
+    /// is dropped.
+    unsafe fn register(dev: *mut kernel::bindings::device) -> Result<Self> {
+        // SAFETY: `dev` is valid until `drop`, which unregisters the client,
+        // as guaranteed by the caller.
+        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_client_register(dev) })?;
+        // INVARIANT: registered just above.
+        Ok(IbClient)
+    }
+}
+
+impl Drop for IbClient {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant the client is registered.
+        unsafe { rdma_sys::ucma_shim_client_unregister() };
     }
 }
 
