@@ -5,7 +5,8 @@
 //! Generated at build time by the module's own bindgen step (see `Kbuild`)
 //! from `include/ucma_bindings.h`, against the exact kernel being built for.
 //! Nothing but the generated code lives here; the safe wrappers are in
-//! `chardev.rs`, `rdma_cm.rs`, `id_table.rs` and `user_input.rs`.
+//! `misc_device.rs`, `rdma_cm.rs`, `id_table.rs`, `user_input.rs` and
+//! `ucma_main.rs`.
 
 #![allow(
     dead_code,

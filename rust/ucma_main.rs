@@ -7,18 +7,25 @@
 //! module turns them into in-kernel rdma_cm calls and queues the resulting CM
 //! events for userspace to fetch.
 //!
-//! Layout: `chardev` owns the misc device and every VFS entry point (all the
-//! `unsafe` of the file side), `ucma_file` the per-open-file state, `rdma_sys`
-//! the generated bindings, and `ucma_core` (shared with the host cargo build)
-//! the pure ABI logic.
+//! Layout: `misc_device` is a generic misc device layer (registration and
+//! every VFS entry point: all the `unsafe` of the file side), `ucma_file` the
+//! per-open-file state, which drives the device, `rdma_sys` the generated
+//! bindings, and `ucma_core` (shared with the host cargo build) the pure ABI
+//! logic. This file registers the device, its ib_client and its sysctl.
 
 use kernel::prelude::*;
 
+use misc_device::{
+    MiscDeviceOptions,
+    MiscDeviceRegistration, //
+};
+use ucma_file::UcmaFile;
+
 mod abi_check;
-mod chardev;
 mod context;
 mod event;
 mod id_table;
+mod misc_device;
 mod multicast;
 mod owned_queue;
 mod rdma_cm;
@@ -58,7 +65,7 @@ const VERSION: &str = env!("UCMA_RS_VERSION");
 struct UcmaModule {
     _client: IbClient,
     #[pin]
-    misc: chardev::MiscRegistration,
+    misc: MiscDeviceRegistration<UcmaFile>,
     _sysctl: Sysctl,
     _tables: Tables,
 }
@@ -69,11 +76,11 @@ impl kernel::InPlaceModule for UcmaModule {
             // Refuse early, before touching anything the C module also owns
             // (the sysctl path, the misc name, the ib_client name).
             _tables: {
-                chardev::MiscRegistration::ensure_name_free()?;
+                ensure_name_free()?;
                 Tables::init()?
             },
             _sysctl: Sysctl::register()?,
-            misc <- chardev::MiscRegistration::register(),
+            misc <- MiscDeviceRegistration::register(misc_options()),
             // SAFETY: `misc` is registered, so its device is valid until
             // `misc` is dropped; `_client` is declared before `misc`, so it is
             // dropped (the client unregistered) first.
@@ -87,6 +94,32 @@ impl kernel::InPlaceModule for UcmaModule {
             Ok(())
         })
     }
+}
+
+/// Misc device name: `/sys/class/misc/rdma_cm`, as the C module.
+const MISC_NAME: &CStr = c"rdma_cm";
+/// Device node below `/dev`.
+const NODE_NAME: &CStr = c"infiniband/rdma_cm";
+/// Every user may open the node; librdmacm relies on it (rdma-core ships no udev rule).
+const NODE_MODE: u16 = 0o666;
+
+/// `/dev/infiniband/rdma_cm` (mode 0666) with its `abi_version` attribute.
+fn misc_options() -> MiscDeviceOptions {
+    let opts = MiscDeviceOptions::new(MISC_NAME)
+        .nodename(NODE_NAME)
+        .mode(NODE_MODE);
+    // SAFETY: the shim returns its static, NULL-terminated array of groups.
+    unsafe { opts.groups(rdma_sys::ucma_shim_misc_groups()) }
+}
+
+/// Fails with `EBUSY`, and says why, if another `rdma_cm` misc device (the
+/// C `rdma_ucm`) exists.
+fn ensure_name_free() -> Result {
+    if misc_options().name_taken() {
+        pr_err!("the rdma_cm device is held by another module (rdma_ucm?): unload it first\n");
+        return Err(EBUSY);
+    }
+    Ok(())
 }
 
 /// The global context table and its close workqueue, torn down at exit.
