@@ -5,7 +5,7 @@
 //! Generated at build time by the module's own bindgen step (see `Kbuild`)
 //! from `include/ucma_bindings.h`, against the exact kernel being built for.
 //! Nothing but the generated code lives here; the safe wrappers are in
-//! `rdma_cm.rs`, `chardev.rs`, `user_input.rs` and `ucma_main.rs`; the
+//! `rdma_cm.rs`, `misc_device.rs`, `user_input.rs` and `ucma_main.rs`; the
 //! uAPI structs are checked against it in `abi_check.rs`.
 
 #![allow(

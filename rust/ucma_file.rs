@@ -57,6 +57,11 @@ use crate::{
         EventList, //
     },
     marshal,
+    misc_device::{
+        FileOperations,
+        FileRef,
+        MiscDevice, //
+    },
     multicast::Multicast,
     rdma_cm::{
         CmId,
@@ -833,9 +838,10 @@ impl UcmaFile {
         let cmd: MigrateId = read_cmd(p)?;
         // The source file stays open (its release() cannot run) until the
         // command ends, as C's fdget() guarantees.
-        let src = crate::chardev::UcmaFileRef::get(cmd.fd)?;
-        let ctx = Context::lookup(src.state(), cmd.id)?;
-        let events_reported = ctx.migrate(src.state(), self)?;
+        let src = FileRef::<UcmaFile>::get(cmd.fd)?;
+        let from: Arc<UcmaFile> = src.state().into();
+        let ctx = Context::lookup(&from, cmd.id)?;
+        let events_reported = ctx.migrate(&from, self)?;
         write_struct(cmd.response, &DestroyIdResp { events_reported })
     }
 
@@ -864,5 +870,40 @@ impl UcmaFile {
         } else {
             kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
         }
+    }
+}
+
+/// The file operations of `/dev/infiniband/rdma_cm`, at one address
+/// (MIGRATE_ID recognises the files of the device by it).
+static FOPS: FileOperations<UcmaFile> = FileOperations::new();
+
+impl MiscDevice for UcmaFile {
+    type OwnerModule = crate::LocalModule;
+    type Ptr = Arc<UcmaFile>;
+
+    fn fops() -> &'static FileOperations<Self> {
+        &FOPS
+    }
+
+    fn open(_file: &File) -> Result<Arc<Self>> {
+        UcmaFile::new()
+    }
+
+    fn release(state: Arc<Self>, _file: &File) {
+        state.release();
+    }
+
+    fn write(
+        state: ArcBorrow<'_, Self>,
+        file: &File,
+        may_write: bool,
+        buf: UserPtr,
+        len: usize,
+    ) -> Result<usize> {
+        UcmaFile::write(state, file, may_write, buf, len)
+    }
+
+    fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
+        state.poll(file, table)
     }
 }

@@ -7,14 +7,14 @@
 //! module turns them into in-kernel rdma_cm calls and queues the resulting CM
 //! events for userspace to fetch.
 //!
-//! Layers (Documentation/design.rst): the entry points (this file: module
-//! init and exit, the global tables; `chardev`: the misc device and the VFS
-//! entry points); the domain without `unsafe` (`ucma_file`, `context`,
-//! `multicast`, `event`, `marshal`); the abstractions that hold the rest of
-//! the `unsafe` and import nothing of the domain (`rdma_cm`, `id_table`,
-//! `tagged_list`, `owned_queue`, `user_input`, and `rdma_sys`, the generated
-//! bindings); and `ucma_core` (shared with the host cargo build), the pure
-//! ABI logic.
+//! Layers (Documentation/design.rst): the entry point (this file: module
+//! init and exit, the global tables, the device's registration, its
+//! ib_client and sysctl); the domain without `unsafe` (`ucma_file`,
+//! `context`, `multicast`, `event`, `marshal`); the abstractions that hold
+//! the rest of the `unsafe` and import nothing of the domain (`misc_device`,
+//! `rdma_cm`, `id_table`, `tagged_list`, `owned_queue`, `user_input`, and
+//! `rdma_sys`, the generated bindings); and `ucma_core` (shared with the
+//! host cargo build), the pure ABI logic.
 
 use kernel::{
     prelude::*,
@@ -28,12 +28,18 @@ use crate::{
     owned_queue::OwnedQueue, //
 };
 
+use misc_device::{
+    MiscDeviceOptions,
+    MiscDeviceRegistration, //
+};
+use ucma_file::UcmaFile;
+
 mod abi_check;
-mod chardev;
 mod context;
 mod event;
 mod id_table;
 mod marshal;
+mod misc_device;
 mod multicast;
 mod owned_queue;
 mod rdma_cm;
@@ -77,12 +83,13 @@ module! {
 /// The module's version, from the top-level `VERSION` file (Kbuild).
 const VERSION: &str = env!("UCMA_RS_VERSION");
 
-/// The loaded module. Fields drop in order: the device (no new files) and
-/// client first, then the sysctl, then the global tables.
+/// The loaded module. Fields drop in order: the client, the device (no new
+/// files), then the sysctl, then the global tables.
 #[pin_data]
 struct UcmaModule {
+    _client: IbClient,
     #[pin]
-    misc: chardev::MiscRegistration,
+    misc: MiscDeviceRegistration<UcmaFile>,
     _sysctl: Sysctl,
     _tables: Tables,
 }
@@ -93,11 +100,15 @@ impl kernel::InPlaceModule for UcmaModule {
             // Refuse early, before touching anything the C module also owns
             // (the sysctl path, the misc name, the ib_client name).
             _tables: {
-                chardev::MiscRegistration::ensure_name_free()?;
+                ensure_name_free()?;
                 Tables::init()?
             },
             _sysctl: Sysctl::register()?,
-            misc <- chardev::MiscRegistration::register(),
+            misc <- MiscDeviceRegistration::register(misc_options()),
+            // SAFETY: `misc` is registered, so its device is valid until
+            // `misc` is dropped; `_client` is declared before `misc`, so it is
+            // dropped (the client unregistered) first.
+            _client: unsafe { IbClient::register(misc.device())? },
         })
         .pin_chain(|_| {
             pr_info!(
@@ -107,6 +118,32 @@ impl kernel::InPlaceModule for UcmaModule {
             Ok(())
         })
     }
+}
+
+/// Misc device name: `/sys/class/misc/rdma_cm`, as the C module.
+const MISC_NAME: &CStr = c"rdma_cm";
+/// Device node below `/dev`.
+const NODE_NAME: &CStr = c"infiniband/rdma_cm";
+/// Every user may open the node; librdmacm relies on it (rdma-core ships no udev rule).
+const NODE_MODE: u16 = 0o666;
+
+/// `/dev/infiniband/rdma_cm` (mode 0666) with its `abi_version` attribute.
+fn misc_options() -> MiscDeviceOptions {
+    let opts = MiscDeviceOptions::new(MISC_NAME)
+        .nodename(NODE_NAME)
+        .mode(NODE_MODE);
+    // SAFETY: the shim returns its static, NULL-terminated array of groups.
+    unsafe { opts.groups(rdma_sys::ucma_shim_misc_groups()) }
+}
+
+/// Fails with `EBUSY`, and says why, if another `rdma_cm` misc device (the
+/// C `rdma_ucm`) exists.
+fn ensure_name_free() -> Result {
+    if misc_options().name_taken() {
+        pr_err!("the rdma_cm device is held by another module (rdma_ucm?): unload it first\n");
+        return Err(EBUSY);
+    }
+    Ok(())
 }
 
 /// The ids of all contexts of all files, as the C module's `ctx_table`:
@@ -182,6 +219,37 @@ impl Drop for Sysctl {
     fn drop(&mut self) {
         // SAFETY: registered in `register`.
         unsafe { rdma_sys::ucma_shim_sysctl_unregister() };
+    }
+}
+
+/// The `rdma_cm` ib_client: answers netlink chardev discovery with the misc
+/// device and ABI 4.
+///
+/// # Invariants
+///
+/// The client is registered; it is unregistered exactly once, in `drop`.
+struct IbClient;
+
+impl IbClient {
+    /// Registers the client, reporting `dev`.
+    ///
+    /// # Safety
+    ///
+    /// `dev` must be a valid device that stays so until the returned value
+    /// is dropped.
+    unsafe fn register(dev: *mut kernel::bindings::device) -> Result<Self> {
+        // SAFETY: `dev` is valid until `drop`, which unregisters the client,
+        // as guaranteed by the caller.
+        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_client_register(dev) })?;
+        // INVARIANT: registered just above.
+        Ok(IbClient)
+    }
+}
+
+impl Drop for IbClient {
+    fn drop(&mut self) {
+        // SAFETY: by the type invariant the client is registered.
+        unsafe { rdma_sys::ucma_shim_client_unregister() };
     }
 }
 

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Misc devices driven from Rust: registration and file operations.
+//!
+//! C header: [`include/linux/miscdevice.h`](srctree/include/linux/miscdevice.h).
+//!
+//! Modelled on the kernel's `rust/kernel/miscdevice.rs`: a driver implements
+//! [`MiscDevice`] for the state of an open file, declares its
+//! [`FileOperations`] in a `static` and registers a
+//! [`MiscDeviceRegistration`]. The generic `extern "C"` entry points borrow
+//! the file's state, wrap the raw pointers, call the driver's safe method and
+//! map its result to an errno once. The kernel's abstraction is not used:
+//! `Documentation/design.rst` says why.
+//!
+//! Nothing here names a driver: the only module of this crate it uses is the
+//! bindings, [`crate::rdma_sys`].
+
+use core::marker::PhantomData;
+
+use kernel::{
+    bindings,
+    error::to_result,
+    ffi::{
+        c_char,
+        c_int, //
+    },
+    fs::{
+        File,
+        LocalFile, //
+    },
+    module::this_module,
+    prelude::*,
+    str::as_char_ptr_in_const_context,
+    sync::{
+        aref::ARef,
+        poll::PollTable, //
+    },
+    types::{
+        ForeignOwnable,
+        Opaque, //
+    },
+    uaccess::UserPtr,
+    ModuleMetadata,
+};
+
+use crate::rdma_sys;
+
+/// The driver of a misc device: the state of each open file and the file
+/// operations on it.
+pub(crate) trait MiscDevice: Sized + 'static {
+    /// The module implementing the device, which owns its file operations.
+    type OwnerModule: ModuleMetadata;
+
+    /// What holds the state of an open file, in its `private_data`.
+    type Ptr: ForeignOwnable + Send + Sync;
+
+    /// The device's file operations: a `static` of the driver, so that they
+    /// have one address, by which [`FileRef::get`] recognises the files of
+    /// the device (see [`FileOperations`]).
+    fn fops() -> &'static FileOperations<Self>;
+
+    /// `open()`: creates the state of a newly opened file. The file is a
+    /// stream (`stream_open()`: no `lseek`, `pread` or `pwrite`).
+    fn open(file: &File) -> Result<Self::Ptr>;
+
+    /// `release()`: the last reference to the file is gone; no other
+    /// operation runs on it, now or later.
+    fn release(state: Self::Ptr, file: &File);
+
+    /// `write()` of `len` bytes at `buf`. `may_write` is
+    /// `ib_safe_file_access()`: whether the writer has the credentials the
+    /// file was opened with (a refusal is logged once). Returns the count
+    /// of bytes consumed.
+    fn write(
+        state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
+        file: &File,
+        may_write: bool,
+        buf: UserPtr,
+        len: usize,
+    ) -> Result<usize>;
+
+    /// `poll()`: registers on `table` and returns the mask of ready events.
+    fn poll(
+        state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
+        file: &File,
+        table: PollTable<'_>,
+    ) -> u32;
+}
+
+/// The file operations of the devices of driver `T`.
+///
+/// A driver declares them once, as a `static`:
+/// `static FOPS: FileOperations<Driver> = FileOperations::new();`, and
+/// returns it from [`MiscDevice::fops`]. `misc_open()` sets the `f_op` of
+/// every file it opens to the registered table, so a file of the device is
+/// one whose `f_op` is that table's address (as a C driver compares `f_op`
+/// with the address of its `file_operations`).
+///
+/// The kernel's abstraction (`MiscdeviceVTable::build()`) builds its table
+/// as a `const`, promoted to a `&'static` (`&Self::VTABLE`): enough to
+/// register it, but a constant has no unique address (each use may be a
+/// copy), so an address taken elsewhere might not equal the registered
+/// one. A `static` is one object at one address.
+///
+/// # Invariants
+///
+/// `table` holds the entry points of [`VTable<T>`], with `T::OwnerModule` as
+/// owner.
+pub(crate) struct FileOperations<T> {
+    table: bindings::file_operations,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: the table is immutable; its raw pointers are a module pointer and
+// functions, which any thread may use.
+unsafe impl<T> Sync for FileOperations<T> {}
+
+impl<T: MiscDevice> FileOperations<T> {
+    /// The file operations of `T`'s devices.
+    pub(crate) const fn new() -> Self {
+        // INVARIANT: the entry points of `VTable<T>`, owned by `T`'s module.
+        Self {
+            table: bindings::file_operations {
+                owner: this_module::<T::OwnerModule>().as_ptr(),
+                open: Some(VTable::<T>::open),
+                release: Some(VTable::<T>::release),
+                write: Some(VTable::<T>::write),
+                poll: Some(VTable::<T>::poll),
+                ..pin_init::zeroed()
+            },
+            _t: PhantomData,
+        }
+    }
+
+    /// The table, as `miscdevice.fops` and `file.f_op` point to it.
+    fn as_raw(&self) -> *const bindings::file_operations {
+        &self.table
+    }
+}
+
+/// Options for registering a misc device.
+///
+/// # Invariants
+///
+/// `groups` is null or points to a NULL-terminated array of attribute
+/// groups that stay valid as long as the module is loaded.
+#[derive(Copy, Clone)]
+pub(crate) struct MiscDeviceOptions {
+    name: &'static CStr,
+    nodename: Option<&'static CStr>,
+    mode: u16,
+    groups: *mut *const bindings::attribute_group,
+}
+
+impl MiscDeviceOptions {
+    /// The device `/sys/class/misc/<name>`, with a dynamic minor. Unless
+    /// set, the node is `/dev/<name>` with the kernel's default mode, and
+    /// the device has no attribute groups.
+    pub(crate) const fn new(name: &'static CStr) -> Self {
+        // INVARIANT: `groups` is null.
+        Self {
+            name,
+            nodename: None,
+            mode: 0,
+            groups: core::ptr::null_mut(),
+        }
+    }
+
+    /// The path of the node below `/dev`.
+    pub(crate) const fn nodename(self, nodename: &'static CStr) -> Self {
+        Self {
+            nodename: Some(nodename),
+            ..self
+        }
+    }
+
+    /// The mode of the node.
+    pub(crate) const fn mode(self, mode: u16) -> Self {
+        Self { mode, ..self }
+    }
+
+    /// The attribute groups of the device.
+    ///
+    /// # Safety
+    ///
+    /// `groups` must be null or point to a NULL-terminated array of
+    /// attribute groups that stay valid as long as the module is loaded.
+    pub(crate) const unsafe fn groups(self, groups: *mut *const bindings::attribute_group) -> Self {
+        // INVARIANT: guaranteed by the caller.
+        Self { groups, ..self }
+    }
+
+    /// Whether a misc device of this name exists already (its
+    /// `/sys/class/misc/<name>`).
+    pub(crate) fn name_taken(&self) -> bool {
+        // SAFETY: the name is a valid NUL-terminated string.
+        unsafe { rdma_sys::ucma_shim_misc_name_taken(as_char_ptr_in_const_context(self.name)) }
+    }
+
+    /// A `struct miscdevice` with these options and `T`'s file operations.
+    fn into_raw<T: MiscDevice>(self) -> bindings::miscdevice {
+        let mut misc: bindings::miscdevice = pin_init::zeroed();
+        // CAST: MISC_DYNAMIC_MINOR (255) fits in a c_int.
+        misc.minor = bindings::MISC_DYNAMIC_MINOR as c_int;
+        misc.name = as_char_ptr_in_const_context(self.name);
+        if let Some(nodename) = self.nodename {
+            misc.nodename = as_char_ptr_in_const_context(nodename);
+        }
+        misc.mode = self.mode;
+        misc.groups = self.groups;
+        misc.fops = T::fops().as_raw();
+        misc
+    }
+}
+
+/// A registered misc device whose files are driven by `T`.
+///
+/// # Invariants
+///
+/// `inner` holds a `struct miscdevice` built by
+/// [`MiscDeviceOptions::into_raw::<T>`] and registered with
+/// `misc_register()`; it is deregistered exactly once, in `drop`.
+#[pin_data(PinnedDrop)]
+pub(crate) struct MiscDeviceRegistration<T> {
+    #[pin]
+    inner: Opaque<bindings::miscdevice>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: `misc_deregister` may be called from any thread; the registration
+// holds no `T`.
+unsafe impl<T> Send for MiscDeviceRegistration<T> {}
+// SAFETY: the only `&self` method reads a field that does not change while
+// the device is registered.
+unsafe impl<T> Sync for MiscDeviceRegistration<T> {}
+
+impl<T: MiscDevice> MiscDeviceRegistration<T> {
+    /// Registers a misc device with `opts`, whose files `T` drives.
+    pub(crate) fn register(opts: MiscDeviceOptions) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            inner <- Opaque::try_ffi_init(move |slot: *mut bindings::miscdevice| {
+                // SAFETY: the initializer may write to `slot`.
+                unsafe { slot.write(opts.into_raw::<T>()) };
+                // SAFETY: `slot` holds a fully initialised miscdevice whose
+                // strings and fops are 'static and whose groups outlive it
+                // (invariant of `MiscDeviceOptions`). It is pinned, and
+                // deregistered in `drop` before its memory goes away.
+                // INVARIANT: on success `slot` holds a registered device.
+                to_result(unsafe { bindings::misc_register(slot) })
+            }),
+            _t: PhantomData,
+        })
+    }
+}
+
+impl<T> MiscDeviceRegistration<T> {
+    /// The registered device's `this_device`, valid while `self` lives.
+    pub(crate) fn device(&self) -> *mut bindings::device {
+        // SAFETY: by the type invariant `inner` is registered, so
+        // `misc_register()` set `this_device`; nothing writes it until
+        // `misc_deregister()` in `drop`.
+        unsafe { (*self.inner.get()).this_device }
+    }
+}
+
+#[pinned_drop]
+impl<T> PinnedDrop for MiscDeviceRegistration<T> {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: by the type invariant the device is registered.
+        unsafe { bindings::misc_deregister(self.inner.get()) };
+    }
+}
+
+/// A file of a `T` device named by a file descriptor of the caller, held
+/// open (its `release()` cannot run) while this value lives, as C's
+/// `fdget()`.
+///
+/// # Invariants
+///
+/// `file`'s `f_op` is `T::fops()`: it was opened by [`VTable::<T>::open`],
+/// and its `private_data` holds the `T::Ptr` that open stored.
+pub(crate) struct FileRef<T> {
+    file: ARef<LocalFile>,
+    _t: PhantomData<T>,
+}
+
+impl<T: MiscDevice> FileRef<T> {
+    /// The file behind descriptor `fd`: `ENOENT` if `fd` is not open,
+    /// `EINVAL` if it is not a file of a `T` device.
+    pub(crate) fn get(fd: u32) -> Result<Self> {
+        let file = LocalFile::fget(fd).map_err(|_| ENOENT)?;
+        // SAFETY: `file` holds a reference, so the file is valid; `f_op` is
+        // set before the file is installed in a descriptor table and does
+        // not change afterwards.
+        let fops = unsafe { (*file.as_ptr()).f_op };
+        // `misc_open()` sets `f_op` to the registered `miscdevice.fops`, that
+        // is `T::fops()`: a `static`, at one address (see `FileOperations`).
+        // Only a successful open installs a file in a descriptor table, so
+        // `VTable::<T>::open` stored the state.
+        if !core::ptr::eq(fops, T::fops().as_raw()) {
+            return Err(EINVAL);
+        }
+        // INVARIANT: checked above.
+        Ok(Self {
+            file,
+            _t: PhantomData,
+        })
+    }
+
+    /// The file's state.
+    pub(crate) fn state(&self) -> <T::Ptr as ForeignOwnable>::Borrowed<'_> {
+        // SAFETY: by the type invariant the file was opened by
+        // `VTable::<T>::open`; the reference `self.file` holds keeps its
+        // `release()` from running while the borrow, tied to `self`, lives.
+        unsafe { VTable::<T>::state(self.file.as_ptr()) }
+    }
+}
+
+/// The `extern "C"` file operations of the files of `T`'s devices.
+struct VTable<T>(PhantomData<T>);
+
+impl<T: MiscDevice> VTable<T> {
+    /// Borrows the state that [`Self::open`] stored in `file`.
+    ///
+    /// # Safety
+    ///
+    /// `file` must be a file opened by [`Self::open`], and [`Self::release`]
+    /// must not run on it while the borrow lives.
+    unsafe fn state<'a>(file: *mut bindings::file) -> <T::Ptr as ForeignOwnable>::Borrowed<'a> {
+        // SAFETY: `private_data` holds the pointer `into_foreign` returned in
+        // `open`; `release`, the only `from_foreign`, cannot run while the
+        // borrow lives, as guaranteed by the caller.
+        unsafe { <T::Ptr as ForeignOwnable>::borrow((*file).private_data) }
+    }
+
+    /// `open()`: a stream file, with the state `T::open` creates.
+    ///
+    /// # Safety
+    ///
+    /// Called by `misc_open()` with a valid inode and a file being opened.
+    unsafe extern "C" fn open(inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: `inode` and `file` are valid, as guaranteed by the caller.
+        let ret = unsafe { bindings::stream_open(inode, file) };
+        if ret != 0 {
+            return ret;
+        }
+        // SAFETY: the file is valid for the duration of this call, and no
+        // `fdget_pos` region is active on it (it is being opened).
+        let fileref = unsafe { File::from_raw_file(file) };
+        let state = match T::open(fileref) {
+            Ok(state) => state,
+            Err(e) => return e.to_errno(),
+        };
+        // SAFETY: `file` is valid. This overwrites misc_open's
+        // `private_data` (the miscdevice), which nothing else reads; every
+        // other entry point here reads it as the state, and `release` takes
+        // it back.
+        unsafe { (*file).private_data = state.into_foreign() };
+        0
+    }
+
+    /// `release()`: the last reference to the file is gone.
+    ///
+    /// # Safety
+    ///
+    /// Called by the VFS once per successful [`Self::open`], after every
+    /// other operation on the file.
+    unsafe extern "C" fn release(_inode: *mut bindings::inode, file: *mut bindings::file) -> c_int {
+        // SAFETY: `private_data` came from `into_foreign` in `open`, and
+        // release runs exactly once, after every other operation on the file.
+        let state = unsafe { <T::Ptr as ForeignOwnable>::from_foreign((*file).private_data) };
+        // SAFETY: the file is valid for the duration of this call, and no
+        // `fdget_pos` region is active on it (it is a stream).
+        T::release(state, unsafe { File::from_raw_file(file) });
+        0
+    }
+
+    /// `write()`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the VFS with a file opened by [`Self::open`] and a user
+    /// buffer.
+    unsafe extern "C" fn write(
+        file: *mut bindings::file,
+        buf: *const c_char,
+        len: usize,
+        _ppos: *mut bindings::loff_t,
+    ) -> isize {
+        // SAFETY: `file` was opened by `open` and this is a file operation,
+        // so `release` cannot run while the borrow lives (it ends with this
+        // call).
+        let state = unsafe { Self::state(file) };
+        // SAFETY: `file` is a valid file.
+        let may_write = unsafe { rdma_sys::ucma_shim_safe_file_access(file) };
+        // SAFETY: the VFS holds a reference to `file` for the whole call, and
+        // no `fdget_pos` region is active on it (it is a stream).
+        let fileref = unsafe { File::from_raw_file(file) };
+        let buf = UserPtr::from_ptr(buf.cast_mut().cast());
+        match T::write(state, fileref, may_write, buf, len) {
+            // The VFS caps `len` at MAX_RW_COUNT, so it fits in an isize.
+            Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
+            // CAST: errnos are small negative numbers.
+            Err(e) => e.to_errno() as isize,
+        }
+    }
+
+    /// `poll()`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the VFS with a file opened by [`Self::open`] and a null or
+    /// valid poll table.
+    unsafe extern "C" fn poll(
+        file: *mut bindings::file,
+        wait: *mut bindings::poll_table_struct,
+    ) -> bindings::__poll_t {
+        // SAFETY: `file` was opened by `open` and this is a file operation.
+        let state = unsafe { Self::state(file) };
+        // SAFETY: the VFS holds a reference to `file` for the whole call, and
+        // no `fdget_pos` region is active on it (it is a stream).
+        let fileref = unsafe { File::from_raw_file(file) };
+        // SAFETY: `wait` is null or a valid poll table for the duration of
+        // the call.
+        let table = unsafe { PollTable::from_raw(wait) };
+        T::poll(state, fileref, table)
+    }
+}
