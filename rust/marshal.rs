@@ -22,6 +22,7 @@ use crate::{
         ip_to_gid,
         CmEvent,
         CmHandler,
+        ConnEventParam,
         ConnParams,
         EventType,
         Gid,
@@ -143,11 +144,15 @@ pub(crate) fn event_resp<H: CmHandler>(
         let b = p.as_bytes();
         r.param[..b.len()].copy_from_slice(b);
     } else {
-        let c = ev.conn();
+        // `ucma_copy_conn_event`: all but the Q_Key.
+        let ConnEventParam {
+            params: c,
+            private_data_len,
+        } = ev.conn();
         let mut p = ConnParam::new_zeroed();
         p.qp_num = c.qp_num;
         copy_private_data(&mut p.private_data, c.private_data);
-        p.private_data_len = c.private_data_len;
+        p.private_data_len = private_data_len;
         p.srq = c.srq;
         p.responder_resources = c.responder_resources;
         p.initiator_depth = c.initiator_depth;

@@ -570,7 +570,8 @@ fn gid_bytes(g: &sys::ib_gid) -> Gid {
     unsafe { *g.raw.as_ref() }
 }
 
-/// Connection parameters for connect and accept.
+/// Connection parameters: for connect and accept, and as an event reports
+/// them.
 pub(crate) struct ConnParams<'a> {
     /// Private data (at most 255 bytes are sent).
     pub(crate) private_data: &'a [u8],
@@ -1069,24 +1070,10 @@ impl<H: CmHandler> Unattached<H> {
 
 /// The connected-mode parameters of an event.
 pub(crate) struct ConnEventParam<'a> {
-    /// QP number.
-    pub(crate) qp_num: u32,
+    /// The parameters (the private data empty when rdma_cm gave none).
+    pub(crate) params: ConnParams<'a>,
     /// `private_data_len` as rdma_cm reports it.
     pub(crate) private_data_len: u8,
-    /// The private data (empty when rdma_cm gave none).
-    pub(crate) private_data: &'a [u8],
-    /// Whether the QP uses an SRQ.
-    pub(crate) srq: u8,
-    /// Responder resources.
-    pub(crate) responder_resources: u8,
-    /// Initiator depth.
-    pub(crate) initiator_depth: u8,
-    /// Flow control.
-    pub(crate) flow_control: u8,
-    /// Retry count.
-    pub(crate) retry_count: u8,
-    /// RNR retry count.
-    pub(crate) rnr_retry_count: u8,
 }
 
 /// The datagram parameters of an event.
@@ -1170,15 +1157,18 @@ impl<H: CmHandler> CmEvent<'_, H> {
         // be read; both begin with the same private data pointer and length.
         let c = unsafe { self.ev.param.conn.as_ref() };
         ConnEventParam {
-            qp_num: c.qp_num,
+            params: ConnParams {
+                private_data: self.private_data(c.private_data, c.private_data_len),
+                qp_num: c.qp_num,
+                qkey: c.qkey,
+                srq: c.srq,
+                responder_resources: c.responder_resources,
+                initiator_depth: c.initiator_depth,
+                flow_control: c.flow_control,
+                retry_count: c.retry_count,
+                rnr_retry_count: c.rnr_retry_count,
+            },
             private_data_len: c.private_data_len,
-            private_data: self.private_data(c.private_data, c.private_data_len),
-            srq: c.srq,
-            responder_resources: c.responder_resources,
-            initiator_depth: c.initiator_depth,
-            flow_control: c.flow_control,
-            retry_count: c.retry_count,
-            rnr_retry_count: c.rnr_retry_count,
         }
     }
 

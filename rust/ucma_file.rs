@@ -362,35 +362,6 @@ impl UcmaFile {
         }
     }
 
-    /// Handles one `write()` of `len` bytes at `buf`: a command header and
-    /// its payload. `may_write` is the credential check's outcome. Returns
-    /// `len` on success, as the C module does.
-    pub(crate) fn write(
-        this: ArcBorrow<'_, Self>,
-        file: &File,
-        may_write: bool,
-        buf: UserPtr,
-        len: usize,
-    ) -> Result<usize> {
-        if !may_write {
-            return Err(EACCES);
-        }
-        check_write_len(len)?;
-        let mut hdr = [0u8; CMD_HDR_SIZE];
-        UserSlice::new(buf, CMD_HDR_SIZE)
-            .reader()
-            .read_slice(&mut hdr)?;
-        let mut hdr = CmdHeader::from_bytes(hdr);
-        if hdr.cmd < Command::COUNT {
-            // The table index stays in bounds under speculation too.
-            hdr.cmd = index_nospec(hdr.cmd, Command::COUNT);
-        }
-        let req = Request::parse(len, hdr)?;
-        let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
-        Self::execute(this, file, req, payload)?;
-        Ok(len)
-    }
-
     /// Runs `f` on the rdma_cm id of context `id` under its command lock
     /// (`ucma_get_ctx` semantics).
     fn on_cm<R>(&self, id: u32, f: impl FnOnce(&CmId<Context>) -> Result<R>) -> Result<R> {
@@ -893,6 +864,8 @@ impl MiscDevice for UcmaFile {
         state.release();
     }
 
+    /// One `write()` of `len` bytes at `buf`: a command header and its
+    /// payload. Returns `len` on success, as the C module does.
     fn write(
         state: ArcBorrow<'_, Self>,
         file: &File,
@@ -900,7 +873,23 @@ impl MiscDevice for UcmaFile {
         buf: UserPtr,
         len: usize,
     ) -> Result<usize> {
-        UcmaFile::write(state, file, may_write, buf, len)
+        if !may_write {
+            return Err(EACCES);
+        }
+        check_write_len(len)?;
+        let mut hdr = [0u8; CMD_HDR_SIZE];
+        UserSlice::new(buf, CMD_HDR_SIZE)
+            .reader()
+            .read_slice(&mut hdr)?;
+        let mut hdr = CmdHeader::from_bytes(hdr);
+        if hdr.cmd < Command::COUNT {
+            // The table index stays in bounds under speculation too.
+            hdr.cmd = index_nospec(hdr.cmd, Command::COUNT);
+        }
+        let req = Request::parse(len, hdr)?;
+        let payload = buf.wrapping_byte_add(CMD_HDR_SIZE);
+        Self::execute(state, file, req, payload)?;
+        Ok(len)
     }
 
     fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
