@@ -82,6 +82,85 @@ fn is_live(ctx: &Context) -> bool {
         .is_some_and(|c| core::ptr::eq(&*c, ctx))
 }
 
+/// What a context's id is doing, as the module sees it from the commands
+/// that succeeded on it and the events it got (`/proc/<pid>/fdinfo`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum IdState {
+    /// Created, nothing else.
+    Idle = 0,
+    /// Bound, or resolving its address, or its resolution failed.
+    Bound,
+    /// ADDR_RESOLVED came (or ROUTE_ERROR).
+    AddrResolved,
+    /// ROUTE_RESOLVED came.
+    RouteResolved,
+    /// LISTEN succeeded.
+    Listening,
+    /// CONNECT succeeded, or a connect request's new id, until ESTABLISHED.
+    Connecting,
+    /// ESTABLISHED came.
+    Connected,
+    /// DISCONNECT succeeded, or DISCONNECTED, REJECTED, UNREACHABLE or
+    /// CONNECT_ERROR came.
+    Disconnected,
+    /// DEVICE_REMOVAL came.
+    DeviceRemoved,
+}
+
+impl IdState {
+    /// Every state, in fdinfo's order.
+    pub(crate) const ALL: [IdState; 9] = [
+        IdState::Idle,
+        IdState::Bound,
+        IdState::AddrResolved,
+        IdState::RouteResolved,
+        IdState::Listening,
+        IdState::Connecting,
+        IdState::Connected,
+        IdState::Disconnected,
+        IdState::DeviceRemoved,
+    ];
+
+    /// The state's name in fdinfo.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            IdState::Idle => "idle",
+            IdState::Bound => "bound",
+            IdState::AddrResolved => "addr_resolved",
+            IdState::RouteResolved => "route_resolved",
+            IdState::Listening => "listening",
+            IdState::Connecting => "connecting",
+            IdState::Connected => "connected",
+            IdState::Disconnected => "disconnected",
+            IdState::DeviceRemoved => "device_removed",
+        }
+    }
+
+    fn from_raw(raw: i32) -> Self {
+        Self::ALL
+            .into_iter()
+            .find(|s| *s as i32 == raw)
+            .unwrap_or(IdState::Idle)
+    }
+
+    /// The state an event leaves the id in, if it changes it.
+    fn after(event: EventType) -> Option<Self> {
+        Some(match event {
+            EventType::ADDR_RESOLVED | EventType::ROUTE_ERROR => IdState::AddrResolved,
+            EventType::ADDR_ERROR => IdState::Bound,
+            EventType::ROUTE_RESOLVED => IdState::RouteResolved,
+            EventType::ESTABLISHED => IdState::Connected,
+            EventType::DISCONNECTED
+            | EventType::REJECTED
+            | EventType::UNREACHABLE
+            | EventType::CONNECT_ERROR => IdState::Disconnected,
+            EventType::DEVICE_REMOVAL => IdState::DeviceRemoved,
+            _ => return None,
+        })
+    }
+}
+
 /// The command-side state of a context, under its command lock (M).
 pub(crate) struct ContextState {
     /// The rdma_cm id; `None` once closed after a device removal (a zombie
@@ -148,6 +227,12 @@ pub(crate) struct Context {
     pub(crate) queued: Atomic<u32>,
     /// Connect requests this listener may still queue.
     backlog: Atomic<i32>,
+    /// The backlog LISTEN set.
+    backlog_limit: Atomic<i32>,
+    /// What the id is doing ([`IdState`]).
+    id_state: Atomic<i32>,
+    /// Multicast joins not left.
+    joins: Atomic<u32>,
     /// Set once the rdma_cm id is closed: lookups answer `ENXIO`.
     closed: Atomic<bool>,
     /// Teardown after a device removal, run on the close workqueue.
@@ -192,6 +277,7 @@ impl Context {
         uid: u64,
         qp_type: QpType,
         cm_id: CmId<Context>,
+        id_state: IdState,
     ) -> impl PinInit<Self, Error> {
         try_pin_init!(Context {
             id,
@@ -208,6 +294,9 @@ impl Context {
             events_reported: Atomic::new(0),
             queued: Atomic::new(0),
             backlog: Atomic::new(0),
+            backlog_limit: Atomic::new(0),
+            id_state: Atomic::new(id_state as i32),
+            joins: Atomic::new(0),
             closed: Atomic::new(false),
             close_work <- kernel::new_work!("Context::close_work"),
             links <- ListLinks::new(),
@@ -238,7 +327,42 @@ impl Context {
 
     /// Sets the listen backlog.
     pub(crate) fn set_backlog(&self, backlog: i32) {
+        self.backlog_limit.store(backlog, Relaxed);
         self.backlog.store(backlog, Release);
+    }
+
+    /// The listen backlog as `(used, limit)`: connect requests queued and
+    /// not fetched, and the backlog LISTEN set.
+    pub(crate) fn backlog_use(&self) -> (i32, i32) {
+        let limit = self.backlog_limit.load(Relaxed);
+        let left = self.backlog.load(Relaxed);
+        (limit.saturating_sub(left).max(0), limit)
+    }
+
+    /// What the id is doing.
+    pub(crate) fn id_state(&self) -> IdState {
+        IdState::from_raw(self.id_state.load(Relaxed))
+    }
+
+    /// After a command that succeeded: moves the id from `from` (read
+    /// before the command, under M) to `to`, unless an event moved it
+    /// meanwhile (that state is newer).
+    pub(crate) fn command_done(&self, from: IdState, to: IdState) {
+        let _ = self.id_state.cmpxchg(from as i32, to as i32, Relaxed);
+    }
+
+    /// Multicast joins not left.
+    pub(crate) fn joins(&self) -> u32 {
+        self.joins.load(Relaxed)
+    }
+
+    /// Counts a join made (`true`) or left.
+    pub(crate) fn count_join(&self, made: bool) {
+        if made {
+            self.joins.add(1, Relaxed);
+        } else {
+            self.joins.fetch_sub(1, Relaxed);
+        }
     }
 
     /// Gives back one backlog slot (a connect request was fetched or dropped).
@@ -277,7 +401,7 @@ impl Context {
                 return Err(e);
             }
         };
-        let init = Context::new(r.id(), file.clone(), uid, qp_type, cm_id);
+        let init = Context::new(r.id(), file.clone(), uid, qp_type, cm_id, IdState::Idle);
         match Arc::pin_init(init, GFP_KERNEL) {
             Ok(ctx) => {
                 unattached.attach(ctx.clone());
@@ -421,7 +545,7 @@ impl Context {
         let qp_type = req.id().qp_type();
         let (cm_id, unattached) = req.into_cm_id();
         let built = Arc::pin_init(
-            Context::new(r.id(), file.clone(), 0, qp_type, cm_id),
+            Context::new(r.id(), file.clone(), 0, qp_type, cm_id, IdState::Connecting),
             GFP_KERNEL,
         )
         .and_then(|child| {
@@ -538,6 +662,7 @@ impl Context {
         let cm = st.cm_id_dev()?;
         cm.set_ib_path(wire)?;
         let _handler = cm.lock_handler();
+        self.id_state.store(IdState::RouteResolved as i32, Relaxed);
         let uid = self.uid();
         if uid != 0 {
             let mut resp = EventResp::new_zeroed();
@@ -557,6 +682,9 @@ impl CmHandler for Context {
     /// The event handler (not for connect requests), under the id's handler lock.
     fn event(ctx: ArcBorrow<'_, Context>, id: &RdmaCmId, ev: &CmEvent<'_, Context>) {
         let ctx: Arc<Context> = ctx.into();
+        if let Some(s) = IdState::after(ev.kind()) {
+            ctx.id_state.store(s as i32, Relaxed);
+        }
         // Events of a connect request's child are dropped until ACCEPT sets
         // its uid; accept will just fail later.
         let uid = ctx.uid();

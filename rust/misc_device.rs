@@ -30,6 +30,7 @@ use kernel::{
     },
     module::this_module,
     prelude::*,
+    seq_file::SeqFile,
     str::as_char_ptr_in_const_context,
     sync::{
         aref::ARef,
@@ -85,6 +86,15 @@ pub(crate) trait MiscDevice: Sized + 'static {
         file: &File,
         table: PollTable<'_>,
     ) -> u32;
+
+    /// `show_fdinfo()`: lines for `/proc/<pid>/fdinfo/<fd>`, after the
+    /// kernel's own. Prints nothing unless implemented.
+    fn show_fdinfo(
+        _state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
+        _m: &SeqFile,
+        _file: &File,
+    ) {
+    }
 }
 
 /// The file operations of the devices of driver `T`.
@@ -126,6 +136,7 @@ impl<T: MiscDevice> FileOperations<T> {
                 release: Some(VTable::<T>::release),
                 write: Some(VTable::<T>::write),
                 poll: Some(VTable::<T>::poll),
+                show_fdinfo: Some(VTable::<T>::show_fdinfo),
                 ..pin_init::zeroed()
             },
             _t: PhantomData,
@@ -424,5 +435,22 @@ impl<T: MiscDevice> VTable<T> {
         // the call.
         let table = unsafe { PollTable::from_raw(wait) };
         T::poll(state, fileref, table)
+    }
+
+    /// `show_fdinfo()`.
+    ///
+    /// # Safety
+    ///
+    /// Called by procfs with a valid seq_file and a file opened by
+    /// [`Self::open`], of which it holds a reference.
+    unsafe extern "C" fn show_fdinfo(m: *mut bindings::seq_file, file: *mut bindings::file) {
+        // SAFETY: procfs holds a reference to `file` for the call, so
+        // `release` cannot run while the borrow lives.
+        let state = unsafe { Self::state(file) };
+        // SAFETY: `m` is valid for the call.
+        let m = unsafe { SeqFile::from_raw(m) };
+        // SAFETY: as above; no `fdget_pos` region is active on it (a stream).
+        let fileref = unsafe { File::from_raw_file(file) };
+        T::show_fdinfo(state, m, fileref);
     }
 }

@@ -93,7 +93,10 @@ impl Multicast {
         match joined {
             // Published under M, so that a destroyer, which closes the id
             // under M first, finds every join its id kept published.
-            Ok(()) => MULTICASTS.lock().publish(r, mc),
+            Ok(()) => {
+                ctx.count_join(true);
+                MULTICASTS.lock().publish(r, mc);
+            }
             Err(_) => {
                 drop(st);
                 MULTICASTS.lock().release(r);
@@ -119,6 +122,7 @@ impl Multicast {
         // The table's reference is dropped here, outside its lock.
         let (_, r) = taken.ok_or(ENOENT)?;
         let left = cm.leave_multicast(&mc);
+        ctx.count_join(false);
         {
             // No event of the context is being queued while the join's are
             // removed.

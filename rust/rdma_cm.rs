@@ -58,9 +58,27 @@ use crate::rdma_sys as sys;
 pub(crate) struct EventType(u32);
 
 impl EventType {
+    /// `RDMA_CM_EVENT_ADDR_RESOLVED`.
+    pub(crate) const ADDR_RESOLVED: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED);
+    /// `RDMA_CM_EVENT_ADDR_ERROR`.
+    pub(crate) const ADDR_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR);
     /// `RDMA_CM_EVENT_ROUTE_RESOLVED`.
     pub(crate) const ROUTE_RESOLVED: Self =
         Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED);
+    /// `RDMA_CM_EVENT_ROUTE_ERROR`.
+    pub(crate) const ROUTE_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR);
+    /// `RDMA_CM_EVENT_CONNECT_ERROR`.
+    pub(crate) const CONNECT_ERROR: Self =
+        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR);
+    /// `RDMA_CM_EVENT_UNREACHABLE`.
+    pub(crate) const UNREACHABLE: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE);
+    /// `RDMA_CM_EVENT_REJECTED`.
+    pub(crate) const REJECTED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED);
+    /// `RDMA_CM_EVENT_ESTABLISHED`.
+    pub(crate) const ESTABLISHED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED);
+    /// `RDMA_CM_EVENT_DISCONNECTED`.
+    pub(crate) const DISCONNECTED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED);
     /// `RDMA_CM_EVENT_CONNECT_REQUEST`.
     pub(crate) const CONNECT_REQUEST: Self =
         Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST);

@@ -14,9 +14,12 @@ use kernel::{
         ListArc,
         ListItem, //
     },
-    sync::atomic::{
-        ordering::Relaxed,
-        Atomic, //
+    sync::{
+        atomic::{
+            ordering::Relaxed,
+            Atomic, //
+        },
+        ArcBorrow,
     },
 };
 
@@ -75,6 +78,11 @@ impl<T: ?Sized + Tagged> TaggedList<T> {
             list: List::new(),
             tag: NEXT_TAG.fetch_add(1, Relaxed),
         }
+    }
+
+    /// The items, head first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ArcBorrow<'_, T>> {
+        self.list.iter()
     }
 
     /// Adds `item` at the tail.

@@ -17,6 +17,10 @@ use kernel::{
     list::ListArc,
     new_mutex, new_poll_condvar,
     prelude::*,
+    seq_file::{
+        seq_print,
+        SeqFile, //
+    },
     sync::{
         atomic::{
             ordering::{
@@ -51,7 +55,10 @@ use zerocopy::{
 };
 
 use crate::{
-    context::Context,
+    context::{
+        Context,
+        IdState, //
+    },
     event::{
         Event,
         EventList, //
@@ -205,6 +212,8 @@ pub(crate) struct UcmaFile {
     /// C's `ucma_poll()` reads `list_empty()`): pollers then never wait for
     /// the lock that every event's writer takes.
     has_events: Atomic<bool>,
+    /// Events GET_EVENT handed out on this file (fdinfo).
+    events_delivered: Atomic<u64>,
     /// Woken whenever an event is queued; GET_EVENT and `poll()` wait on it.
     #[pin]
     poll_wait: PollCondVar,
@@ -297,6 +306,7 @@ impl UcmaFile {
                     "UcmaFile::inner"
                 ),
                 has_events: Atomic::new(false),
+                events_delivered: Atomic::new(0),
                 poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
             }),
             GFP_KERNEL,
@@ -377,9 +387,27 @@ impl UcmaFile {
         f(st.cm_id_dev()?)
     }
 
+    /// As [`Self::on_cm`] (or [`Self::on_cm_dev`] when `dev`), for a
+    /// command that, done, leaves the id in state `to` (fdinfo).
+    fn on_cm_to(
+        &self,
+        id: u32,
+        dev: bool,
+        to: IdState,
+        f: impl FnOnce(&CmId<Context>) -> Result,
+    ) -> Result {
+        let ctx = Context::lookup(self, id)?;
+        let st = ctx.state.lock();
+        let cm = if dev { st.cm_id_dev()? } else { st.cm_id()? };
+        let from = ctx.id_state();
+        f(cm)?;
+        ctx.command_done(from, to);
+        Ok(())
+    }
+
     /// RESOLVE_IP and RESOLVE_ADDR, once their addresses are validated.
     fn resolve(&self, id: u32, src: &[u8], dst: &[u8], timeout_ms: u32) -> Result {
-        self.on_cm(id, |cm| {
+        self.on_cm_to(id, false, IdState::Bound, |cm| {
             cm.resolve_addr(
                 &SockAddr::from_bytes(src),
                 &SockAddr::from_bytes(dst),
@@ -464,7 +492,9 @@ impl UcmaFile {
         if addr_size_in6(&cmd.addr) == 0 {
             return Err(EINVAL);
         }
-        self.on_cm(cmd.id, |cm| cm.bind_addr(&SockAddr::from_bytes(&cmd.addr)))
+        self.on_cm_to(cmd.id, false, IdState::Bound, |cm| {
+            cm.bind_addr(&SockAddr::from_bytes(&cmd.addr))
+        })
     }
 
     fn bind(&self, p: UserPtr) -> Result {
@@ -475,7 +505,9 @@ impl UcmaFile {
         {
             return Err(EINVAL);
         }
-        self.on_cm(cmd.id, |cm| cm.bind_addr(&SockAddr::from_bytes(&cmd.addr)))
+        self.on_cm_to(cmd.id, false, IdState::Bound, |cm| {
+            cm.bind_addr(&SockAddr::from_bytes(&cmd.addr))
+        })
     }
 
     fn resolve_ip(&self, p: UserPtr) -> Result {
@@ -567,7 +599,7 @@ impl UcmaFile {
         if cmd.conn_param.valid == 0 {
             return Err(EINVAL);
         }
-        self.on_cm_dev(cmd.id, |cm| {
+        self.on_cm_to(cmd.id, true, IdState::Connecting, |cm| {
             cm.connect(
                 &marshal::conn_params(cm, &cmd.conn_param),
                 marshal::ece(&cmd.ece),
@@ -586,7 +618,10 @@ impl UcmaFile {
         };
         ctx.set_backlog(backlog);
         let st = ctx.state.lock();
-        st.cm_id()?.listen(backlog)
+        let from = ctx.id_state();
+        st.cm_id()?.listen(backlog)?;
+        ctx.command_done(from, IdState::Listening);
+        Ok(())
     }
 
     fn accept(&self, p: UserPtr, in_len: usize) -> Result {
@@ -630,7 +665,7 @@ impl UcmaFile {
 
     fn disconnect(&self, p: UserPtr) -> Result {
         let cmd: Disconnect = read_cmd(p)?;
-        self.on_cm_dev(cmd.id, |cm| cm.disconnect())
+        self.on_cm_to(cmd.id, true, IdState::Disconnected, |cm| cm.disconnect())
     }
 
     fn init_qp_attr(&self, p: UserPtr, out: usize) -> Result {
@@ -675,6 +710,7 @@ impl UcmaFile {
             return Err(e);
         }
         ev.ctx.events_reported.add(1, Relaxed);
+        self.events_delivered.add(1, Relaxed);
         if let Some(mc) = ev.join() {
             mc.events_reported.add(1, Relaxed);
         }
@@ -894,5 +930,40 @@ impl MiscDevice for UcmaFile {
 
     fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
         state.poll(file, table)
+    }
+
+    /// `/proc/<pid>/fdinfo/<fd>`: the file's ids by state, its queued and
+    /// delivered events, its multicast joins, and each listener's backlog
+    /// (format: Documentation/usage.rst). O(ids + queued events), under
+    /// the file's lock.
+    fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile, _file: &File) {
+        let inner = state.lock();
+        let mut by_state = [0u64; IdState::ALL.len()];
+        let (mut ids, mut joins) = (0u64, 0u64);
+        for ctx in inner.contexts.iter() {
+            ids += 1;
+            joins += u64::from(ctx.joins());
+            if let Some(n) = by_state.get_mut(ctx.id_state() as usize) {
+                *n += 1;
+            }
+        }
+        let queued = inner.events.iter().count();
+        seq_print!(m, "rdma_cm_ids:\t{ids}\n");
+        for (s, n) in IdState::ALL.iter().zip(by_state) {
+            seq_print!(m, "rdma_cm_ids_{}:\t{n}\n", s.name());
+        }
+        seq_print!(m, "rdma_cm_events_queued:\t{queued}\n");
+        seq_print!(
+            m,
+            "rdma_cm_events_delivered:\t{}\n",
+            state.events_delivered.load(Relaxed)
+        );
+        seq_print!(m, "rdma_cm_mcast_joins:\t{joins}\n");
+        for ctx in inner.contexts.iter() {
+            if ctx.id_state() == IdState::Listening {
+                let (used, limit) = ctx.backlog_use();
+                seq_print!(m, "rdma_cm_listener:\t{} backlog {used}/{limit}\n", ctx.id);
+            }
+        }
     }
 }
