@@ -1348,6 +1348,462 @@ static void test_relied_on(void)
 }
 
 /*
+ * /proc/<pid>/fdinfo/<fd> of an rdma_cm file (ucma_rs only; the C module
+ * prints the kernel's generic lines and nothing else): one "key:\tvalue"
+ * line per count below, then one "rdma_cm_listener:\t<id> backlog
+ * <used>/<limit>" line per listening id, in creation order.
+ */
+#define FDINFO_MAX_LISTENERS 4
+#define FDINFO_MISSING -1
+#define FDINFO_REPEATED -2
+#define FDINFO_MALFORMED -3
+
+struct fdinfo_listener {
+	uint32_t id;
+	long used, limit;
+};
+
+struct fdinfo {
+	long ids, idle, bound, addr_resolved, route_resolved, listening, connecting, connected;
+	long disconnected, device_removed, queued, delivered, mcast_joins;
+	int listeners;
+	struct fdinfo_listener listener[FDINFO_MAX_LISTENERS];
+};
+
+static const struct {
+	const char *key;
+	size_t off;
+} fdinfo_keys[] = {
+	{ "rdma_cm_ids", offsetof(struct fdinfo, ids) },
+	{ "rdma_cm_ids_idle", offsetof(struct fdinfo, idle) },
+	{ "rdma_cm_ids_bound", offsetof(struct fdinfo, bound) },
+	{ "rdma_cm_ids_addr_resolved", offsetof(struct fdinfo, addr_resolved) },
+	{ "rdma_cm_ids_route_resolved", offsetof(struct fdinfo, route_resolved) },
+	{ "rdma_cm_ids_listening", offsetof(struct fdinfo, listening) },
+	{ "rdma_cm_ids_connecting", offsetof(struct fdinfo, connecting) },
+	{ "rdma_cm_ids_connected", offsetof(struct fdinfo, connected) },
+	{ "rdma_cm_ids_disconnected", offsetof(struct fdinfo, disconnected) },
+	{ "rdma_cm_ids_device_removed", offsetof(struct fdinfo, device_removed) },
+	{ "rdma_cm_events_queued", offsetof(struct fdinfo, queued) },
+	{ "rdma_cm_events_delivered", offsetof(struct fdinfo, delivered) },
+	{ "rdma_cm_mcast_joins", offsetof(struct fdinfo, mcast_joins) },
+};
+
+static long *fdinfo_field(struct fdinfo *fi, unsigned int k)
+{
+	return (long *)((char *)fi + fdinfo_keys[k].off);
+}
+
+static long fdinfo_value(const struct fdinfo *fi, unsigned int k)
+{
+	return *(const long *)((const char *)fi + fdinfo_keys[k].off);
+}
+
+/* One line of fdinfo ("key:\tvalue\n") into @fi; other keys are left alone. */
+static void fdinfo_parse_line(struct fdinfo *fi, char *line)
+{
+	char *colon = strchr(line, ':'), *end;
+	struct fdinfo_listener *ls;
+	unsigned int k;
+	long *v, n;
+	int len = 0;
+
+	if (!colon)
+		return;
+	*colon = '\0';
+	if (!strcmp(line, "rdma_cm_listener")) {
+		if (fi->listeners++ >= FDINFO_MAX_LISTENERS)
+			return;
+		ls = &fi->listener[fi->listeners - 1];
+		if (colon[1] != '\t' || sscanf(colon + 2, "%u backlog %ld/%ld%n", &ls->id,
+						&ls->used, &ls->limit, &len) != 3 ||
+		    (colon[2 + len] != '\n' && colon[2 + len]))
+			ls->used = ls->limit = FDINFO_MALFORMED;
+		return;
+	}
+	for (k = 0; k < ARRAY_SIZE(fdinfo_keys); k++) {
+		if (strcmp(line, fdinfo_keys[k].key))
+			continue;
+		v = fdinfo_field(fi, k);
+		if (*v != FDINFO_MISSING) {
+			*v = FDINFO_REPEATED;
+			return;
+		}
+		*v = FDINFO_MALFORMED;
+		if (colon[1] != '\t')
+			return;
+		errno = 0;
+		n = strtol(colon + 2, &end, 10);
+		if (end != colon + 2 && (*end == '\n' || !*end) && !errno && n >= 0)
+			*v = n;
+	}
+}
+
+/* Reads /proc/self/fdinfo/@fd into @fi; -1 (errno set) if it cannot be read. */
+static int read_fdinfo(int fd, struct fdinfo *fi)
+{
+	char path[64], line[256];
+	unsigned int k;
+	FILE *f;
+
+	memset(fi, 0, sizeof(*fi));
+	for (k = 0; k < ARRAY_SIZE(fdinfo_keys); k++)
+		*fdinfo_field(fi, k) = FDINFO_MISSING;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		fdinfo_parse_line(fi, line);
+	fclose(f);
+	return 0;
+}
+
+static const char *fdinfo_got(long v, char *buf, size_t len)
+{
+	if (v == FDINFO_MISSING)
+		return "no line";
+	if (v == FDINFO_REPEATED)
+		return "two lines";
+	if (v == FDINFO_MALFORMED)
+		return "a malformed line";
+	snprintf(buf, len, "%ld", v);
+	return buf;
+}
+
+/*
+ * The first difference between the fdinfo of file @what (@fd) and @want,
+ * written to @msg; 0 if there is none.
+ */
+static int fdinfo_differs(const char *what, int fd, const struct fdinfo *want, char *msg,
+			  size_t len)
+{
+	const struct fdinfo_listener *g, *w;
+	struct fdinfo got;
+	unsigned int k;
+	char buf[32];
+	int i;
+
+	if (read_fdinfo(fd, &got)) {
+		snprintf(msg, len, "%s: /proc/self/fdinfo/%d: %s", what, fd, strerror(errno));
+		return 1;
+	}
+	for (k = 0; k < ARRAY_SIZE(fdinfo_keys); k++) {
+		if (fdinfo_value(&got, k) != fdinfo_value(want, k)) {
+			snprintf(msg, len, "%s: %s: got %s, want %ld", what, fdinfo_keys[k].key,
+				 fdinfo_got(fdinfo_value(&got, k), buf, sizeof(buf)),
+				 fdinfo_value(want, k));
+			return 1;
+		}
+	}
+	if (got.listeners != want->listeners) {
+		snprintf(msg, len, "%s: rdma_cm_listener: got %d lines, want %d", what,
+			 got.listeners, want->listeners);
+		return 1;
+	}
+	for (i = 0; i < want->listeners && i < FDINFO_MAX_LISTENERS; i++) {
+		g = &got.listener[i];
+		w = &want->listener[i];
+		if (g->used == FDINFO_MALFORMED) {
+			snprintf(msg, len, "%s: rdma_cm_listener %d: got a malformed line", what,
+				 i + 1);
+			return 1;
+		}
+		if (g->id != w->id || g->used != w->used || g->limit != w->limit) {
+			snprintf(msg, len,
+				 "%s: rdma_cm_listener %d: got %u backlog %ld/%ld, want %u backlog %ld/%ld",
+				 what, i + 1, g->id, g->used, g->limit, w->id, w->used, w->limit);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+struct fdinfo_check {
+	const char *what;
+	int fd;
+	const struct fdinfo *want;
+};
+
+/*
+ * One case: every count of every file in @checks as wanted, unless the
+ * workload failed at step @failed (errno @err). ucma_rs only (the C run
+ * skips the case), so it stays out of the differential log.
+ */
+static void fdinfo_case(const char *name, const char *failed, int err,
+			const struct fdinfo_check *checks, unsigned int n)
+{
+	char msg[256] = "";
+	unsigned int i;
+	FILE *obs;
+	int bad = 0;
+
+	if (failed) {
+		snprintf(msg, sizeof(msg), "workload: %s: errno %d (%s)", failed, err,
+			 strerror(err));
+		bad = 1;
+	}
+	for (i = 0; !bad && i < n; i++)
+		bad = fdinfo_differs(checks[i].what, checks[i].fd, checks[i].want, msg,
+				     sizeof(msg));
+	obs = ktap_obs_file();
+	ktap_obs = NULL;
+	ktap_result(!bad, name, "%s", msg);
+	ktap_obs = obs;
+}
+
+/* The workload's failed step, with errno kept for fdinfo_case(). */
+static const char *fdinfo_fail(const char *step, int *err)
+{
+	*err = errno;
+	return step;
+}
+
+/* The next event of @fd within 10 s, which must be of @type (else EPROTO). */
+static long fdinfo_event(int fd, uint32_t type)
+{
+	struct rdma_ucm_event_resp ev;
+
+	memset(&ev, 0, sizeof(ev));
+	if (next_event(fd, &ev, 10000))
+		return -1;
+	if (ev.event != type) {
+		printf("# fdinfo: event %u (status %d), want %u\n", ev.event, ev.status, type);
+		errno = EPROTO;
+		return -1;
+	}
+	return 0;
+}
+
+/* An RC id on @fd with its address and route resolved to @dst: two events fetched. */
+static const char *fdinfo_client(int fd, const struct sockaddr_in *dst, uint64_t uid,
+				 uint32_t *id, int *err)
+{
+	if (create_id(fd, uid, RDMA_PS_TCP, id))
+		return fdinfo_fail("G: create client", err);
+	if (resolve_ip(fd, *id, dst) || fdinfo_event(fd, EV_ADDR_RESOLVED))
+		return fdinfo_fail("G: resolve address", err);
+	if (resolve_route(fd, *id) || fdinfo_event(fd, EV_ROUTE_RESOLVED))
+		return fdinfo_fail("G: resolve route", err);
+	return NULL;
+}
+
+/*
+ * Waits up to @ms for the first event of @fd (poll), then up to @ms more
+ * until fdinfo counts @n queued, none fetched.
+ */
+static int fdinfo_wait_queued(int fd, long n, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct fdinfo fi;
+
+	if (poll(&p, 1, ms) != 1)
+		ms = 0;
+	for (; ms > 0; ms -= 20) {
+		if (read_fdinfo(fd, &fi) == 0 && fi.queued >= n)
+			return 0;
+		usleep(20000);
+	}
+	errno = ETIMEDOUT;
+	return -1;
+}
+
+/*
+ * Every count of the fdinfo, step by step, over a known workload on three
+ * fresh files over rxe: H (one idle id, one UD id bound to rxe), F (a
+ * listener on rxe:7476, backlog 5) and G (three RC clients of F).
+ * The UD id joins its groups while only bound (as mcast_same_address does:
+ * rdma_cm takes a join on a bound id), and a join changes no state, so it
+ * is counted bound throughout. Nobody accepts the CONNECTs: the clients and
+ * the listener's new ids stay connecting (no event reaches G before the
+ * clients' REQs time out, seconds after this group is done), and the
+ * fetched request keeps its new id, connecting, on F.
+ * Its results stay out of the differential log (see fdinfo_case()).
+ */
+static void test_fdinfo(void)
+{
+	static const char *const names[] = {
+		"fdinfo_resolved", "fdinfo_requests_queued", "fdinfo_request_fetched",
+		"fdinfo_joins", "fdinfo_leave", "fdinfo_fresh_file_zero",
+	};
+	const char *mod = getenv("UCMA_MODULE");
+	struct sockaddr_in a = rxe_addr, g10 = ipv4("239.1.2.10", 0), g11 = ipv4("239.1.2.11", 0);
+	struct fdinfo want_f3, want_g3;
+	uint32_t idle = ~0u, ud = ~0u, l = ~0u, c[3] = { ~0u, ~0u, ~0u }, mc10 = ~0u, mc11 = ~0u;
+	const char *failed = NULL;
+	unsigned int i;
+	int h, f, g, z, err = 0;
+
+	if ((mod && !strcmp(mod, "c")) || c_module_loaded()) {
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			ktap_skipped(names[i], "C module: no rdma_cm fdinfo");
+		return;
+	}
+	a.sin_port = htons(7476);
+	h = open(DEV, O_RDWR | O_CLOEXEC);
+	f = open(DEV, O_RDWR | O_CLOEXEC);
+	g = open(DEV, O_RDWR | O_CLOEXEC);
+	if (h < 0 || f < 0 || g < 0)
+		failed = fdinfo_fail("open " DEV, &err);
+
+	/* 1: H idle and bound; F listening; G's three clients route resolved. */
+	if (!failed && (create_id(h, 0xf1, RDMA_PS_TCP, &idle) ||
+			create_id(h, 0xf2, RDMA_PS_UDP, &ud) || bind_ip(h, ud, &rxe_addr)))
+		failed = fdinfo_fail("H: idle id and bound UD id", &err);
+	if (!failed && (create_id(f, 0xf3, RDMA_PS_TCP, &l) || bind_ip(f, l, &a) ||
+			listen_id(f, l, 5)))
+		failed = fdinfo_fail("F: listener on rxe:7476, backlog 5", &err);
+	for (i = 0; !failed && i < 3; i++)
+		failed = fdinfo_client(g, &a, 0xf4 + i, &c[i], &err);
+	{
+		const struct fdinfo want_g = {
+			.ids = 3, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 3,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 6, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo want_f = {
+			.ids = 1, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 1, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 0, .mcast_joins = 0,
+			.listeners = 1, .listener[0] = { .id = l, .used = 0, .limit = 5 },
+		};
+		const struct fdinfo want_h = {
+			.ids = 2, .idle = 1, .bound = 1, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 0, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = {
+			{ "G", g, &want_g }, { "F", f, &want_f }, { "H", h, &want_h },
+		};
+
+		fdinfo_case("fdinfo_resolved", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* 2: G connects; F has three CONNECT_REQUESTs queued, not fetched. */
+	for (i = 0; !failed && i < 3; i++)
+		if (connect_id(g, c[i], 0x300 + i))
+			failed = fdinfo_fail("G: connect", &err);
+	if (!failed && fdinfo_wait_queued(f, 3, 10000))
+		failed = fdinfo_fail("F: three events queued within 10 s", &err);
+	{
+		const struct fdinfo want_f = {
+			.ids = 4, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 1, .connecting = 3, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 3, .delivered = 0, .mcast_joins = 0,
+			.listeners = 1, .listener[0] = { .id = l, .used = 3, .limit = 5 },
+		};
+		const struct fdinfo want_g = {
+			.ids = 3, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 3, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 6, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo want_h = {
+			.ids = 2, .idle = 1, .bound = 1, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 0, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = {
+			{ "F", f, &want_f }, { "G", g, &want_g }, { "H", h, &want_h },
+		};
+
+		fdinfo_case("fdinfo_requests_queued", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* 3: F fetches one CONNECT_REQUEST: its backlog slot is free again. */
+	if (!failed && fdinfo_event(f, EV_CONNECT_REQUEST))
+		failed = fdinfo_fail("F: GET_EVENT of a CONNECT_REQUEST", &err);
+	/* F and G from here on: no other command reaches them before they are closed. */
+	want_f3 = (struct fdinfo){
+		.ids = 4, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+		.listening = 1, .connecting = 3, .connected = 0, .disconnected = 0,
+		.device_removed = 0, .queued = 2, .delivered = 1, .mcast_joins = 0,
+		.listeners = 1, .listener[0] = { .id = l, .used = 2, .limit = 5 },
+	};
+	want_g3 = (struct fdinfo){
+		.ids = 3, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+		.listening = 0, .connecting = 3, .connected = 0, .disconnected = 0,
+		.device_removed = 0, .queued = 0, .delivered = 6, .mcast_joins = 0,
+		.listeners = 0,
+	};
+	{
+		const struct fdinfo want_h = {
+			.ids = 2, .idle = 1, .bound = 1, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 0, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = {
+			{ "F", f, &want_f3 }, { "G", g, &want_g3 }, { "H", h, &want_h },
+		};
+
+		fdinfo_case("fdinfo_request_fetched", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* 4: H's bound UD id joins two groups; both MULTICAST_JOINs fetched. */
+	if (!failed && (join_ip(h, ud, &g10, &mc10) || join_ip(h, ud, &g11, &mc11)))
+		failed = fdinfo_fail("H: JOIN_IP_MCAST 239.1.2.10 and 239.1.2.11", &err);
+	if (!failed && (fdinfo_event(h, EV_MULTICAST_JOIN) || fdinfo_event(h, EV_MULTICAST_JOIN)))
+		failed = fdinfo_fail("H: two MULTICAST_JOIN events", &err);
+	{
+		const struct fdinfo want_h = {
+			.ids = 2, .idle = 1, .bound = 1, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 2, .mcast_joins = 2,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = {
+			{ "H", h, &want_h }, { "F", f, &want_f3 }, { "G", g, &want_g3 },
+		};
+
+		fdinfo_case("fdinfo_joins", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* LEAVE of one: one join left. */
+	if (!failed && leave_mc(h, mc10))
+		failed = fdinfo_fail("H: LEAVE_MCAST 239.1.2.10", &err);
+	{
+		const struct fdinfo want_h = {
+			.ids = 2, .idle = 1, .bound = 1, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 2, .mcast_joins = 1,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = {
+			{ "H", h, &want_h }, { "F", f, &want_f3 }, { "G", g, &want_g3 },
+		};
+
+		fdinfo_case("fdinfo_leave", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* 5: the last close of each file destroys its ids; a fresh file counts nothing. */
+	close(f);
+	close(g);
+	close(h);
+	z = open(DEV, O_RDWR | O_CLOEXEC);
+	if (z < 0)
+		failed = fdinfo_fail("open " DEV " again", &err);
+	{
+		const struct fdinfo want_z = {
+			.ids = 0, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 0, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = { { "fresh file", z, &want_z } };
+
+		/* Only this file's own failure counts here: the others were closed. */
+		fdinfo_case("fdinfo_fresh_file_zero", z < 0 ? failed : NULL, err, checks,
+			    ARRAY_SIZE(checks));
+	}
+	if (z >= 0)
+		close(z);
+}
+
+/*
  * Each group with its number of cases: the plan, printed before the first
  * case, is their sum (a case added to a group must be counted here).
  */
@@ -1367,6 +1823,7 @@ static const struct group {
 	{ "query_ib_service", test_query_ib_service, 3 },
 	{ "mcast_same_address", test_mcast_same_address, 1 },
 	{ "relied_on", test_relied_on, 10 },
+	{ "fdinfo", test_fdinfo, 6 },
 };
 
 /*
