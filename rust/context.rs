@@ -229,6 +229,8 @@ pub(crate) struct Context {
     backlog: Atomic<i32>,
     /// The backlog LISTEN set.
     backlog_limit: Atomic<i32>,
+    /// Connect requests of this listener queued and not fetched.
+    requests_queued: Atomic<i32>,
     /// What the id is doing ([`IdState`]).
     id_state: Atomic<i32>,
     /// Multicast joins not left.
@@ -295,6 +297,7 @@ impl Context {
             queued: Atomic::new(0),
             backlog: Atomic::new(0),
             backlog_limit: Atomic::new(0),
+            requests_queued: Atomic::new(0),
             id_state: Atomic::new(id_state as i32),
             joins: Atomic::new(0),
             closed: Atomic::new(false),
@@ -334,9 +337,15 @@ impl Context {
     /// The listen backlog as `(used, limit)`: connect requests queued and
     /// not fetched, and the backlog LISTEN set.
     pub(crate) fn backlog_use(&self) -> (i32, i32) {
-        let limit = self.backlog_limit.load(Relaxed);
-        let left = self.backlog.load(Relaxed);
-        (limit.saturating_sub(left).max(0), limit)
+        (
+            self.requests_queued.load(Relaxed),
+            self.backlog_limit.load(Relaxed),
+        )
+    }
+
+    /// GET_EVENT fetched one of this listener's connect requests.
+    pub(crate) fn request_fetched(&self) {
+        self.requests_queued.fetch_sub(1, Relaxed);
     }
 
     /// What the id is doing.
@@ -583,6 +592,7 @@ impl Context {
             // From here on nothing fails: the child owns the id.
             unattached.attach(child.clone());
             CONTEXTS.lock().publish(r, child);
+            listener.requests_queued.add(1, Relaxed);
             inner.push_event(ev);
         }
         file.wake_reader();

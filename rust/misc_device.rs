@@ -89,12 +89,7 @@ pub(crate) trait MiscDevice: Sized + 'static {
 
     /// `show_fdinfo()`: lines for `/proc/<pid>/fdinfo/<fd>`, after the
     /// kernel's own. Prints nothing unless implemented.
-    fn show_fdinfo(
-        _state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
-        _m: &SeqFile,
-        _file: &File,
-    ) {
-    }
+    fn show_fdinfo(_state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>, _m: &SeqFile) {}
 }
 
 /// The file operations of the devices of driver `T`.
@@ -404,8 +399,13 @@ impl<T: MiscDevice> VTable<T> {
         let state = unsafe { Self::state(file) };
         // SAFETY: `file` is a valid file.
         let may_write = unsafe { rdma_sys::ucma_shim_safe_file_access(file) };
-        // SAFETY: the VFS holds a reference to `file` for the whole call, and
-        // no `fdget_pos` region is active on it (it is a stream).
+        // SAFETY: the VFS holds a reference to `file` for the whole call.
+        // The file is a stream (`stream_open` cleared `FMODE_ATOMIC_POS`), so
+        // an `fdget_pos` on it takes no `f_pos_lock` and may be active on
+        // another thread; what that condition of `from_raw_file` protects,
+        // `f_pos`, is never read or written through this `&File` (only its
+        // flags are read and its poll table registered), as in
+        // `rust/kernel/miscdevice.rs`'s entry points.
         let fileref = unsafe { File::from_raw_file(file) };
         let buf = UserPtr::from_ptr(buf.cast_mut().cast());
         match T::write(state, fileref, may_write, buf, len) {
@@ -428,8 +428,13 @@ impl<T: MiscDevice> VTable<T> {
     ) -> bindings::__poll_t {
         // SAFETY: `file` was opened by `open` and this is a file operation.
         let state = unsafe { Self::state(file) };
-        // SAFETY: the VFS holds a reference to `file` for the whole call, and
-        // no `fdget_pos` region is active on it (it is a stream).
+        // SAFETY: the VFS holds a reference to `file` for the whole call.
+        // The file is a stream (`stream_open` cleared `FMODE_ATOMIC_POS`), so
+        // an `fdget_pos` on it takes no `f_pos_lock` and may be active on
+        // another thread; what that condition of `from_raw_file` protects,
+        // `f_pos`, is never read or written through this `&File` (only its
+        // flags are read and its poll table registered), as in
+        // `rust/kernel/miscdevice.rs`'s entry points.
         let fileref = unsafe { File::from_raw_file(file) };
         // SAFETY: `wait` is null or a valid poll table for the duration of
         // the call.
@@ -447,10 +452,9 @@ impl<T: MiscDevice> VTable<T> {
         // SAFETY: procfs holds a reference to `file` for the call, so
         // `release` cannot run while the borrow lives.
         let state = unsafe { Self::state(file) };
-        // SAFETY: `m` is valid for the call.
+        // SAFETY: `m` is valid for the call, and used only under its lock,
+        // which seq_file holds around it.
         let m = unsafe { SeqFile::from_raw(m) };
-        // SAFETY: as above; no `fdget_pos` region is active on it (a stream).
-        let fileref = unsafe { File::from_raw_file(file) };
-        T::show_fdinfo(state, m, fileref);
+        T::show_fdinfo(state, m);
     }
 }

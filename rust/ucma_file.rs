@@ -388,12 +388,13 @@ impl UcmaFile {
     }
 
     /// As [`Self::on_cm`] (or [`Self::on_cm_dev`] when `dev`), for a
-    /// command that, done, leaves the id in state `to` (fdinfo).
+    /// command that, done, moves the id from state `from` to `to(from)`
+    /// when that is `Some` (fdinfo).
     fn on_cm_to(
         &self,
         id: u32,
         dev: bool,
-        to: IdState,
+        to: impl FnOnce(IdState) -> Option<IdState>,
         f: impl FnOnce(&CmId<Context>) -> Result,
     ) -> Result {
         let ctx = Context::lookup(self, id)?;
@@ -401,19 +402,26 @@ impl UcmaFile {
         let cm = if dev { st.cm_id_dev()? } else { st.cm_id()? };
         let from = ctx.id_state();
         f(cm)?;
-        ctx.command_done(from, to);
+        if let Some(to) = to(from) {
+            ctx.command_done(from, to);
+        }
         Ok(())
     }
 
     /// RESOLVE_IP and RESOLVE_ADDR, once their addresses are validated.
     fn resolve(&self, id: u32, src: &[u8], dst: &[u8], timeout_ms: u32) -> Result {
-        self.on_cm_to(id, false, IdState::Bound, |cm| {
-            cm.resolve_addr(
-                &SockAddr::from_bytes(src),
-                &SockAddr::from_bytes(dst),
-                timeout_ms,
-            )
-        })
+        self.on_cm_to(
+            id,
+            false,
+            |_| Some(IdState::Bound),
+            |cm| {
+                cm.resolve_addr(
+                    &SockAddr::from_bytes(src),
+                    &SockAddr::from_bytes(dst),
+                    timeout_ms,
+                )
+            },
+        )
     }
 
     /// Runs a command. The file's reference count is taken only by the
@@ -492,9 +500,12 @@ impl UcmaFile {
         if addr_size_in6(&cmd.addr) == 0 {
             return Err(EINVAL);
         }
-        self.on_cm_to(cmd.id, false, IdState::Bound, |cm| {
-            cm.bind_addr(&SockAddr::from_bytes(&cmd.addr))
-        })
+        self.on_cm_to(
+            cmd.id,
+            false,
+            |_| Some(IdState::Bound),
+            |cm| cm.bind_addr(&SockAddr::from_bytes(&cmd.addr)),
+        )
     }
 
     fn bind(&self, p: UserPtr) -> Result {
@@ -505,9 +516,12 @@ impl UcmaFile {
         {
             return Err(EINVAL);
         }
-        self.on_cm_to(cmd.id, false, IdState::Bound, |cm| {
-            cm.bind_addr(&SockAddr::from_bytes(&cmd.addr))
-        })
+        self.on_cm_to(
+            cmd.id,
+            false,
+            |_| Some(IdState::Bound),
+            |cm| cm.bind_addr(&SockAddr::from_bytes(&cmd.addr)),
+        )
     }
 
     fn resolve_ip(&self, p: UserPtr) -> Result {
@@ -599,12 +613,17 @@ impl UcmaFile {
         if cmd.conn_param.valid == 0 {
             return Err(EINVAL);
         }
-        self.on_cm_to(cmd.id, true, IdState::Connecting, |cm| {
-            cm.connect(
-                &marshal::conn_params(cm, &cmd.conn_param),
-                marshal::ece(&cmd.ece),
-            )
-        })
+        self.on_cm_to(
+            cmd.id,
+            true,
+            |_| Some(IdState::Connecting),
+            |cm| {
+                cm.connect(
+                    &marshal::conn_params(cm, &cmd.conn_param),
+                    marshal::ece(&cmd.ece),
+                )
+            },
+        )
     }
 
     fn listen(&self, p: UserPtr) -> Result {
@@ -643,10 +662,17 @@ impl UcmaFile {
             // Under the handler lock: the child's events are delivered from
             // the first one after the accept.
             ctx.set_uid(cmd.uid);
-            Ok(())
         } else {
-            cm.accept(&handler, None, ece)
+            cm.accept(&handler, None, ece)?;
         }
+        // fdinfo: no event follows the active side's RTU (ACCEPT without
+        // parameters: rdma_cm reported CONNECT_RESPONSE, the id has no
+        // kernel QP) nor a UD id's SIDR reply; a passive RC id waits for
+        // ESTABLISHED. No event moves the state meanwhile (H is held).
+        if cmd.conn_param.valid == 0 || cm.qp_type() == QpType::UD {
+            ctx.command_done(IdState::Connecting, IdState::Connected);
+        }
+        Ok(())
     }
 
     fn reject(&self, p: UserPtr) -> Result {
@@ -660,12 +686,20 @@ impl UcmaFile {
             _ => return Err(EINVAL),
         };
         let len = usize::from(cmd.private_data_len).min(cmd.private_data.len());
-        self.on_cm_dev(cmd.id, |cm| cm.reject(&cmd.private_data[..len], reason))
+        let rejected = |s| (s == IdState::Connecting).then_some(IdState::Disconnected);
+        self.on_cm_to(cmd.id, true, rejected, |cm| {
+            cm.reject(&cmd.private_data[..len], reason)
+        })
     }
 
     fn disconnect(&self, p: UserPtr) -> Result {
         let cmd: Disconnect = read_cmd(p)?;
-        self.on_cm_to(cmd.id, true, IdState::Disconnected, |cm| cm.disconnect())
+        // Only a connection is disconnected: rdma_cm also answers 0 for a
+        // listener, or a request not accepted yet, on an IB/RoCE port.
+        let ended = |s| {
+            matches!(s, IdState::Connecting | IdState::Connected).then_some(IdState::Disconnected)
+        };
+        self.on_cm_to(cmd.id, true, ended, |cm| cm.disconnect())
     }
 
     fn init_qp_attr(&self, p: UserPtr, out: usize) -> Result {
@@ -716,6 +750,7 @@ impl UcmaFile {
         }
         if ev.child().is_some() {
             ev.ctx.backlog_put();
+            ev.ctx.request_fetched();
         }
         drop(inner);
         drop(ev);
@@ -934,20 +969,20 @@ impl MiscDevice for UcmaFile {
 
     /// `/proc/<pid>/fdinfo/<fd>`: the file's ids by state, its queued and
     /// delivered events, its multicast joins, and each listener's backlog
-    /// (format: Documentation/usage.rst). O(ids + queued events), under
-    /// the file's lock.
-    fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile, _file: &File) {
+    /// (format: Documentation/usage.rst). O(ids), under the file's lock.
+    fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile) {
         let inner = state.lock();
         let mut by_state = [0u64; IdState::ALL.len()];
-        let (mut ids, mut joins) = (0u64, 0u64);
+        let (mut ids, mut joins, mut queued) = (0u64, 0u64, 0u64);
         for ctx in inner.contexts.iter() {
             ids += 1;
             joins += u64::from(ctx.joins());
+            // Every queued event is counted on a context of this file.
+            queued += u64::from(ctx.queued.load(Relaxed));
             if let Some(n) = by_state.get_mut(ctx.id_state() as usize) {
                 *n += 1;
             }
         }
-        let queued = inner.events.iter().count();
         seq_print!(m, "rdma_cm_ids:\t{ids}\n");
         for (s, n) in IdState::ALL.iter().zip(by_state) {
             seq_print!(m, "rdma_cm_ids_{}:\t{n}\n", s.name());

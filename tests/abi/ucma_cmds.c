@@ -1614,23 +1614,29 @@ static int fdinfo_wait_queued(int fd, long n, int ms)
  * listener on rxe:7476, backlog 5) and G (three RC clients of F).
  * The UD id joins its groups while only bound (as mcast_same_address does:
  * rdma_cm takes a join on a bound id), and a join changes no state, so it
- * is counted bound throughout. Nobody accepts the CONNECTs: the clients and
- * the listener's new ids stay connecting (no event reaches G before the
- * clients' REQs time out, seconds after this group is done), and the
- * fetched request keeps its new id, connecting, on F.
+ * is counted bound throughout. Until step 6 nobody answers the CONNECTs:
+ * the clients and the listener's new ids stay connecting (a request that
+ * reached the listener is answered with MRAs, so no client times out while
+ * the group runs). Steps 6 and 7 accept one request (connected on both
+ * sides) and reject another (disconnected on both sides); the third stays
+ * connecting. Nobody disconnects, so no DISCONNECTED or TIMEWAIT_EXIT comes.
  * Its results stay out of the differential log (see fdinfo_case()).
  */
 static void test_fdinfo(void)
 {
 	static const char *const names[] = {
 		"fdinfo_resolved", "fdinfo_requests_queued", "fdinfo_request_fetched",
-		"fdinfo_joins", "fdinfo_leave", "fdinfo_fresh_file_zero",
+		"fdinfo_joins", "fdinfo_leave", "fdinfo_established", "fdinfo_rejected",
+		"fdinfo_fresh_file_zero",
 	};
 	const char *mod = getenv("UCMA_MODULE");
 	struct sockaddr_in a = rxe_addr, g10 = ipv4("239.1.2.10", 0), g11 = ipv4("239.1.2.11", 0);
 	struct fdinfo want_f3, want_g3;
 	uint32_t idle = ~0u, ud = ~0u, l = ~0u, c[3] = { ~0u, ~0u, ~0u }, mc10 = ~0u, mc11 = ~0u;
+	uint32_t child = ~0u;
+	struct rdma_ucm_event_resp ev;
 	const char *failed = NULL;
+	long old_max = read_long(MAX_BACKLOG_SYSCTL);
 	unsigned int i;
 	int h, f, g, z, err = 0;
 
@@ -1639,11 +1645,15 @@ static void test_fdinfo(void)
 			ktap_skipped(names[i], "C module: no rdma_cm fdinfo");
 		return;
 	}
+	/* The backlog's limit is LISTEN's 5 only under a larger max_backlog
+	 * (the fuzzer leaves it random): 1024, the default, for the group. */
+	if (old_max < 0 || write_long(MAX_BACKLOG_SYSCTL, 1024))
+		failed = fdinfo_fail("set " MAX_BACKLOG_SYSCTL " to 1024", &err);
 	a.sin_port = htons(7476);
 	h = open(DEV, O_RDWR | O_CLOEXEC);
 	f = open(DEV, O_RDWR | O_CLOEXEC);
 	g = open(DEV, O_RDWR | O_CLOEXEC);
-	if (h < 0 || f < 0 || g < 0)
+	if (!failed && (h < 0 || f < 0 || g < 0))
 		failed = fdinfo_fail("open " DEV, &err);
 
 	/* 1: H idle and bound; F listening; G's three clients route resolved. */
@@ -1714,8 +1724,10 @@ static void test_fdinfo(void)
 	}
 
 	/* 3: F fetches one CONNECT_REQUEST: its backlog slot is free again. */
-	if (!failed && fdinfo_event(f, EV_CONNECT_REQUEST))
+	memset(&ev, 0, sizeof(ev));
+	if (!failed && (next_event(f, &ev, 10000) || ev.event != EV_CONNECT_REQUEST))
 		failed = fdinfo_fail("F: GET_EVENT of a CONNECT_REQUEST", &err);
+	child = ev.id;
 	/* F and G from here on: no other command reaches them before they are closed. */
 	want_f3 = (struct fdinfo){
 		.ids = 4, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
@@ -1779,7 +1791,93 @@ static void test_fdinfo(void)
 		fdinfo_case("fdinfo_leave", failed, err, checks, ARRAY_SIZE(checks));
 	}
 
-	/* 5: the last close of each file destroys its ids; a fresh file counts nothing. */
+	/*
+	 * 6: a connection: F accepts the fetched request (a fake QP number, as
+	 * the clients'), G's client gets CONNECT_RESPONSE (no kernel QP) and
+	 * sends the RTU (ACCEPT without parameters: connected on G), and F's new
+	 * id gets ESTABLISHED (connected on F, the event queued behind the two
+	 * requests). Neither side gets another event: nobody disconnects.
+	 */
+	if (!failed) {
+		struct rdma_ucm_accept acc = { .uid = 0xf8, .id = child };
+
+		acc.conn_param.valid = 1;
+		acc.conn_param.qp_num = 0x310;
+		acc.conn_param.responder_resources = 1;
+		acc.conn_param.initiator_depth = 1;
+		if (CMD(f, RDMA_USER_CM_CMD_ACCEPT, acc, 0))
+			failed = fdinfo_fail("F: ACCEPT of the fetched request", &err);
+	}
+	memset(&ev, 0, sizeof(ev));
+	if (!failed && (next_event(g, &ev, 10000) || ev.event != EV_CONNECT_RESPONSE))
+		failed = fdinfo_fail("G: CONNECT_RESPONSE", &err);
+	if (!failed) {
+		struct rdma_ucm_accept rtu = { .id = ev.id };
+
+		if (CMD(g, RDMA_USER_CM_CMD_ACCEPT, rtu, 0))
+			failed = fdinfo_fail("G: ACCEPT without parameters (the RTU)", &err);
+	}
+	if (!failed && fdinfo_wait_queued(f, 3, 10000))
+		failed = fdinfo_fail("F: ESTABLISHED queued within 10 s", &err);
+	{
+		const struct fdinfo want_f = {
+			.ids = 4, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 1, .connecting = 2, .connected = 1, .disconnected = 0,
+			.device_removed = 0, .queued = 3, .delivered = 1, .mcast_joins = 0,
+			.listeners = 1, .listener[0] = { .id = l, .used = 2, .limit = 5 },
+		};
+		const struct fdinfo want_g = {
+			.ids = 3, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 2, .connected = 1, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 7, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = { { "F", f, &want_f }, { "G", g, &want_g } };
+
+		fdinfo_case("fdinfo_established", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/*
+	 * 7: F fetches the next request and REJECTs it (disconnected on F; its
+	 * client gets REJECTED, disconnected on G, the event left queued). A
+	 * DISCONNECT on the listener, whatever rdma_cm answers, leaves it
+	 * listening.
+	 */
+	memset(&ev, 0, sizeof(ev));
+	if (!failed && (next_event(f, &ev, 10000) || ev.event != EV_CONNECT_REQUEST))
+		failed = fdinfo_fail("F: GET_EVENT of the second CONNECT_REQUEST", &err);
+	if (!failed) {
+		struct rdma_ucm_reject rej = { .id = ev.id };
+
+		if (CMD(f, RDMA_USER_CM_CMD_REJECT, rej, 0))
+			failed = fdinfo_fail("F: REJECT of the second request", &err);
+	}
+	if (!failed) {
+		struct rdma_ucm_disconnect d = { .id = l };
+
+		(void)CMD(f, RDMA_USER_CM_CMD_DISCONNECT, d, 0);
+	}
+	if (!failed && fdinfo_wait_queued(g, 1, 10000))
+		failed = fdinfo_fail("G: REJECTED queued within 10 s", &err);
+	{
+		const struct fdinfo want_f = {
+			.ids = 4, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 1, .connecting = 1, .connected = 1, .disconnected = 1,
+			.device_removed = 0, .queued = 2, .delivered = 2, .mcast_joins = 0,
+			.listeners = 1, .listener[0] = { .id = l, .used = 1, .limit = 5 },
+		};
+		const struct fdinfo want_g = {
+			.ids = 3, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 1, .connected = 1, .disconnected = 1,
+			.device_removed = 0, .queued = 1, .delivered = 7, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = { { "F", f, &want_f }, { "G", g, &want_g } };
+
+		fdinfo_case("fdinfo_rejected", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* 8: the last close of each file destroys its ids; a fresh file counts nothing. */
 	close(f);
 	close(g);
 	close(h);
@@ -1801,6 +1899,8 @@ static void test_fdinfo(void)
 	}
 	if (z >= 0)
 		close(z);
+	if (old_max >= 0)
+		write_long(MAX_BACKLOG_SYSCTL, old_max);
 }
 
 /*
@@ -1823,7 +1923,7 @@ static const struct group {
 	{ "query_ib_service", test_query_ib_service, 3 },
 	{ "mcast_same_address", test_mcast_same_address, 1 },
 	{ "relied_on", test_relied_on, 10 },
-	{ "fdinfo", test_fdinfo, 6 },
+	{ "fdinfo", test_fdinfo, 8 },
 };
 
 /*
