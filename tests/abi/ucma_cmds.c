@@ -1645,8 +1645,10 @@ static void test_fdinfo(void)
 			ktap_skipped(names[i], "C module: no rdma_cm fdinfo");
 		return;
 	}
-	/* The backlog's limit is LISTEN's 5 only under a larger max_backlog
-	 * (the fuzzer leaves it random): 1024, the default, for the group. */
+	/*
+	 * The backlog's limit is LISTEN's 5 only under a larger max_backlog
+	 * (the fuzzer leaves it random): 1024, the default, for the group.
+	 */
 	if (old_max < 0 || write_long(MAX_BACKLOG_SYSCTL, 1024))
 		failed = fdinfo_fail("set " MAX_BACKLOG_SYSCTL " to 1024", &err);
 	a.sin_port = htons(7476);
