@@ -247,11 +247,11 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
             inner <- Opaque::try_ffi_init(move |slot: *mut bindings::miscdevice| {
                 // SAFETY: the initializer may write to `slot`.
                 unsafe { slot.write(opts.into_raw::<T>()) };
+                // INVARIANT: on success `slot` holds a registered device.
                 // SAFETY: `slot` holds a fully initialised miscdevice whose
                 // strings and fops are 'static and whose groups outlive it
                 // (invariant of `MiscDeviceOptions`). It is pinned, and
                 // deregistered in `drop` before its memory goes away.
-                // INVARIANT: on success `slot` holds a registered device.
                 to_result(unsafe { bindings::misc_register(slot) })
             }),
             _t: PhantomData,
@@ -376,7 +376,7 @@ impl<T: MiscDevice> VTable<T> {
         // release runs exactly once, after every other operation on the file.
         let state = unsafe { <T::Ptr as ForeignOwnable>::from_foreign((*file).private_data) };
         // SAFETY: the file is valid for the duration of this call, and no
-        // `fdget_pos` region is active on it (it is a stream).
+        // `fdget_pos` region is active on it: its last reference is gone.
         T::release(state, unsafe { File::from_raw_file(file) });
         0
     }
