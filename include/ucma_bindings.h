@@ -12,3 +12,9 @@
 #include <rdma/rdma_user_cm.h>
 
 #include "ucma_shim.h"
+
+/*
+ * The flags of an allocation made on a user's behalf (rust/memcg.rs): a
+ * macro for C, a constant bindgen can emit. Never compiled as C.
+ */
+const gfp_t UCMA_GFP_ACCOUNTED = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;

@@ -5,10 +5,13 @@
 #include <linux/device.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
+#include <linux/memcontrol.h>
 #include <linux/namei.h>
 #include <linux/nospec.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
 #include <net/net_namespace.h>
@@ -79,6 +82,35 @@ bool ucma_shim_safe_file_access(struct file *filp)
 	pr_err_once("%s: process %d (%s) changed security contexts after opening file descriptor, this is not allowed.\n",
 		    "ucma_write", task_tgid_vnr(current), current->comm);
 	return false;
+}
+
+struct mem_cgroup *ucma_shim_memcg_get_current(void)
+{
+	return get_mem_cgroup_from_mm(current->mm);
+}
+
+void ucma_shim_memcg_put(struct mem_cgroup *memcg)
+{
+	mem_cgroup_put(memcg);
+}
+
+struct mem_cgroup *ucma_shim_set_active_memcg(struct mem_cgroup *memcg)
+{
+	return set_active_memcg(memcg);
+}
+
+void *ucma_shim_memdup_user_account(const void __user *src, size_t len)
+{
+	void *p;
+
+	p = kmalloc(len, GFP_USER | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+	if (!p)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(p, src, len)) {
+		kfree(p);
+		return ERR_PTR(-EFAULT);
+	}
+	return p;
 }
 
 u32 ucma_shim_index_nospec(u32 index, u32 size)

@@ -14,6 +14,7 @@ struct attribute_group;
 struct device;
 struct file;
 struct ib_device;
+struct mem_cgroup;
 struct rdma_dev_addr;
 struct sa_path_rec;
 struct sockaddr;
@@ -36,6 +37,37 @@ const struct attribute_group **ucma_shim_misc_groups(void);
  * Return: true if the caller's credentials are the opener's.
  */
 bool ucma_shim_safe_file_access(struct file *filp);
+
+/**
+ * ucma_shim_memcg_get_current() - the memory cgroup of the calling process
+ *
+ * Return: a counted reference (get_mem_cgroup_from_mm() of current's mm),
+ * or NULL when the memory controller is disabled. Put with
+ * ucma_shim_memcg_put().
+ */
+struct mem_cgroup *ucma_shim_memcg_get_current(void);
+/** ucma_shim_memcg_put() - mem_cgroup_put(@memcg); NULL is allowed */
+void ucma_shim_memcg_put(struct mem_cgroup *memcg);
+/**
+ * ucma_shim_set_active_memcg() - set_active_memcg(@memcg)
+ * @memcg: the cgroup __GFP_ACCOUNT allocations are charged to from now on
+ *         (NULL: the current task's own), held by the caller meanwhile
+ *
+ * Return: the previous one, to be set back when the scope ends.
+ */
+struct mem_cgroup *ucma_shim_set_active_memcg(struct mem_cgroup *memcg);
+/**
+ * ucma_shim_memdup_user_account() - memdup_user(), charged to the caller
+ * @src: user address
+ * @len: bytes to copy
+ *
+ * As memdup_user(), but the buffer is charged to the memory cgroup in
+ * effect (__GFP_ACCOUNT), and a cgroup at its limit fails the allocation
+ * with -ENOMEM instead of invoking the OOM killer (__GFP_RETRY_MAYFAIL).
+ *
+ * Return: a kmalloc'd copy, or ERR_PTR(-ENOMEM) or ERR_PTR(-EFAULT).
+ */
+void *ucma_shim_memdup_user_account(const void __user *src, size_t len);
 
 /** ucma_shim_index_nospec() - array_index_nospec(@index, @size) */
 u32 ucma_shim_index_nospec(u32 index, u32 size);

@@ -23,6 +23,7 @@ use zerocopy::FromZeros;
 use kernel::{
     list::{
         AtomicTracker,
+        ListArc,
         ListLinks,
         TryNewListArc, //
     },
@@ -55,6 +56,10 @@ use crate::{
     },
     id_table::Reservation,
     marshal::event_resp,
+    memcg::{
+        GFP_ACCOUNTED,
+        GFP_ACCOUNTED_RAW, //
+    },
     multicast::Multicast,
     rdma_cm::{
         CmEvent,
@@ -402,7 +407,7 @@ impl Context {
         ps: PortSpace,
         qp_type: QpType,
     ) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
-        let r = CONTEXTS.lock().reserve()?;
+        let r = CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
         let (cm_id, unattached) = match CmId::create(ps, qp_type) {
             Ok(created) => created,
             Err(e) => {
@@ -411,7 +416,7 @@ impl Context {
             }
         };
         let init = Context::new(r.id(), file.clone(), uid, qp_type, cm_id, IdState::Idle);
-        match Arc::pin_init(init, GFP_KERNEL) {
+        match Arc::pin_init(init, GFP_ACCOUNTED) {
             Ok(ctx) => {
                 unattached.attach(ctx.clone());
                 Ok((ctx, r))
@@ -426,15 +431,16 @@ impl Context {
     }
 
     /// Makes a created context visible: lists it on its file and publishes
-    /// its id. Gives the reservation back if the file is being released.
+    /// its id. Gives the reservation back, with `EBADF`, if the file is being
+    /// released, or with `EMFILE` if it is full.
     pub(crate) fn publish(
         self: &Arc<Self>,
         r: Reservation<Arc<Context>>,
-    ) -> Result<(), Reservation<Arc<Context>>> {
+    ) -> Result<(), (Reservation<Arc<Context>>, Error)> {
         let file = self.file();
         let mut inner = file.lock();
-        if !inner.list_context(self) {
-            return Err(r);
+        if let Err(e) = inner.list_context(self) {
+            return Err((r, e));
         }
         CONTEXTS.lock().publish(r, self.clone());
         Ok(())
@@ -546,7 +552,10 @@ impl Context {
         // Read under the per-device listener's handler lock, not the
         // listener's own: MIGRATE_ID may move it meanwhile (checked below).
         let file = listener.file();
-        let r = CONTEXTS.lock().reserve()?;
+        // What is allocated for the request is charged to the listener's
+        // file's opener (this runs in a kernel worker).
+        let _charge = file.charge_scope();
+        let r = CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
         // The event carries the listener's uid and the child's id; its param
         // branch follows the listener's QP type, as in C (the child's may
         // differ: a UD request on an RC listener of the IB port space).
@@ -555,7 +564,7 @@ impl Context {
         let (cm_id, unattached) = req.into_cm_id();
         let built = Arc::pin_init(
             Context::new(r.id(), file.clone(), 0, qp_type, cm_id, IdState::Connecting),
-            GFP_KERNEL,
+            GFP_ACCOUNTED,
         )
         .and_then(|child| {
             Ok((
@@ -584,7 +593,12 @@ impl Context {
             // was read, and the old file may be gone. (MIGRATE_ID switches
             // files before it takes the old file's lock, so a request queued
             // here while the listener is still on `file` is moved with it.)
-            if !listener.belongs_to(&file) || !inner.list_context(&child) {
+            // The file's caps: a request beyond them is dropped, as one
+            // beyond the backlog.
+            if !listener.belongs_to(&file)
+                || !inner.event_room()
+                || inner.list_context(&child).is_err()
+            {
                 drop(inner);
                 CONTEXTS.lock().release(r);
                 return Err(ENOMEM);
@@ -608,6 +622,11 @@ impl Context {
         from: &Arc<UcmaFile>,
         to: &Arc<UcmaFile>,
     ) -> Result<u32> {
+        // `to`'s cap (checked once: concurrent MIGRATE_IDs into one file may
+        // each pass it, so the file may end up over it by their number).
+        if !Arc::ptr_eq(from, to) && !to.lock().id_room() {
+            return Err(EMFILE);
+        }
         let st = self.state.lock();
         let cm = st.cm_id()?;
         // No event of this context is queued while it moves.
@@ -640,7 +659,9 @@ impl Context {
                 // Not listed on `from`: `from` is held open by the caller, so
                 // its release cannot have taken it; list it anew.
                 None => {
-                    let _ = inner.list_context(self);
+                    if let Ok(listed) = ListArc::try_from_arc(self.clone()) {
+                        inner.relist_context(listed);
+                    }
                 }
             }
             inner.put_events(&mut moved);
@@ -661,8 +682,7 @@ impl Context {
         }
         resp.uid = uid;
         let ev = Event::new(self.clone(), EventKind::Plain, resp)?;
-        self.file().queue_event(ev);
-        Ok(())
+        self.file().queue_user_event(ev)
     }
 
     /// SET_OPTION IB_PATH: sets the route from a user path record, then
@@ -710,8 +730,13 @@ impl CmHandler for Context {
                     event_resp(ev, uid, ctx.id, ctx.qp_type, id),
                 ),
             };
-            if let Ok(event) = Event::new(ctx.clone(), kind, resp) {
-                ctx.file().queue_event(event);
+            // Charged to the file's opener: this runs in a kernel worker.
+            let file = ctx.file();
+            let charge = file.charge_scope();
+            let event = Event::new(ctx.clone(), kind, resp);
+            drop(charge);
+            if let Ok(event) = event {
+                file.queue_event(event);
             }
         }
         if ev.kind() == EventType::DEVICE_REMOVAL {

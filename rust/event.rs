@@ -14,6 +14,7 @@ use kernel::{
 
 use crate::{
     context::Context,
+    memcg::GFP_ACCOUNTED,
     multicast::Multicast,
     ucma_core::uapi::EventResp, //
 };
@@ -67,7 +68,7 @@ impl Event {
                 resp,
                 links <- ListLinks::new(),
             }),
-            GFP_KERNEL,
+            GFP_ACCOUNTED,
         )
     }
 

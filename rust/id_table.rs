@@ -143,10 +143,10 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         self.table.xa.get()
     }
 
-    /// Reserves the lowest free id (`xa_alloc` of a NULL entry). May drop
-    /// and retake the lock to allocate. `ENOMEM` when the ids or the memory
-    /// run out, as in C.
-    pub(crate) fn reserve(&mut self) -> Result<Reservation<T>> {
+    /// Reserves the lowest free id (`xa_alloc` of a NULL entry), allocating
+    /// with `gfp`. May drop and retake the lock to allocate. `ENOMEM` when
+    /// the ids or the memory run out, as in C.
+    pub(crate) fn reserve(&mut self, gfp: bindings::gfp_t) -> Result<Reservation<T>> {
         let mut id: u32 = 0;
         let limit = bindings::xa_limit {
             max: u32::MAX,
@@ -154,9 +154,7 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         };
         // SAFETY: the lock is held, as `__xa_alloc` requires; `id` is valid
         // for writes. A NULL entry in an allocating xarray is a zero entry.
-        let ret = unsafe {
-            bindings::__xa_alloc(self.xa(), &mut id, null_mut(), limit, bindings::GFP_KERNEL)
-        };
+        let ret = unsafe { bindings::__xa_alloc(self.xa(), &mut id, null_mut(), limit, gfp) };
         if ret != 0 {
             return Err(ENOMEM);
         }

@@ -18,6 +18,7 @@ use zerocopy::{
 use kernel::prelude::*;
 
 use crate::{
+    memcg::GFP_ACCOUNTED,
     rdma_cm::{
         ip_to_gid,
         CmEvent,
@@ -298,20 +299,20 @@ pub(crate) fn query_path(id: &RdmaCmId, out_len: usize) -> Result<KVec<u8>> {
     let rec_size = core::mem::size_of::<PathRecData>();
     let total = id.num_paths();
     let n = total.min(out_len.saturating_sub(hdr) / rec_size);
-    let mut out = KVec::with_capacity(hdr + n * rec_size, GFP_KERNEL)?;
+    let mut out = KVec::with_capacity(hdr + n * rec_size, GFP_ACCOUNTED)?;
     let head = QueryPathResp {
         // CAST: at most 2 (RDMA_PRIMARY_PATH_MAX_REC_NUM).
         num_paths: total as u32,
         reserved: 0,
     };
-    out.extend_from_slice(head.as_bytes(), GFP_KERNEL)?;
+    out.extend_from_slice(head.as_bytes(), GFP_ACCOUNTED)?;
     for i in 0..n {
         let mut rec = PathRecData::new_zeroed();
         rec.flags = PATH_FLAGS_PRIMARY;
         if let Some(wire) = id.path_rec_wire(i) {
             rec.path_rec = wire;
         }
-        out.extend_from_slice(rec.as_bytes(), GFP_KERNEL)?;
+        out.extend_from_slice(rec.as_bytes(), GFP_ACCOUNTED)?;
     }
     Ok(out)
 }
@@ -328,7 +329,7 @@ pub(crate) fn query_ib_service(id: &RdmaCmId, out_len: usize) -> Result<KVec<u8>
     if n == 0 {
         return Ok(KVec::new());
     }
-    let mut out = KVec::from_elem(0u8, hdr + n * SERVICE_REC_SIZE, GFP_KERNEL)?;
+    let mut out = KVec::from_elem(0u8, hdr + n * SERVICE_REC_SIZE, GFP_ACCOUNTED)?;
     let num = id.read_service_recs(&mut out[hdr..]).ok_or(ENODATA)?;
     let head = QueryIbServiceResp {
         num_service_recs: num,

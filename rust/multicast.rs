@@ -28,6 +28,10 @@ use kernel::{
 use crate::{
     context::Context,
     event::EventList,
+    memcg::{
+        GFP_ACCOUNTED,
+        GFP_ACCOUNTED_RAW, //
+    },
     rdma_cm::{
         JoinState,
         SockAddr, //
@@ -62,7 +66,7 @@ impl Multicast {
         let mut st = ctx.state.lock();
         // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
         st.cm_id_dev()?;
-        let r = MULTICASTS.lock().reserve()?;
+        let r = MULTICASTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
         let mc = Arc::new(
             Multicast {
                 id: r.id(),
@@ -70,7 +74,7 @@ impl Multicast {
                 uid,
                 events_reported: Atomic::new(0),
             },
-            GFP_KERNEL,
+            GFP_ACCOUNTED,
         );
         let mc = match mc {
             Ok(mc) => mc,
@@ -80,7 +84,7 @@ impl Multicast {
             }
         };
         let joined = st.cm_id_mut().and_then(|cm| {
-            cm.join_multicast(&addr, join_state, mc.clone())?;
+            cm.join_multicast(&addr, join_state, mc.clone(), GFP_ACCOUNTED)?;
             reply(mc.id).inspect_err(|_| {
                 let left = cm.leave_multicast(&mc);
                 // Its events go before its id can be reused, and while no

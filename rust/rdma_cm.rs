@@ -33,6 +33,7 @@ use core::{
 };
 
 use kernel::{
+    alloc::Flags,
     bindings,
     error::{
         from_err_ptr,
@@ -954,12 +955,13 @@ impl<H: CmHandler> CmId<H> {
         addr: &SockAddr,
         join_state: JoinState,
         join: Arc<H::Join>,
+        gfp: Flags,
     ) -> Result {
         if self.joins.iter().any(|(a, _)| a == addr) {
             return Err(EADDRINUSE);
         }
         // Room first: once joined, the reference must be kept.
-        self.joins.list.reserve(1, GFP_KERNEL)?;
+        self.joins.list.reserve(1, gfp)?;
         let mut a = addr.clone();
         let ctx = Arc::as_ptr(&join).cast_mut().cast::<c_void>();
         // SAFETY: `ptr` is live; `a` is valid; `ctx` stays alive while

@@ -64,6 +64,11 @@ use crate::{
         EventList, //
     },
     marshal,
+    memcg::{
+        ChargeScope,
+        MemCgroup,
+        GFP_ACCOUNTED, //
+    },
     misc_device::{
         FileOperations,
         FileRef,
@@ -109,37 +114,81 @@ use crate::{
 pub(crate) struct FileInner {
     /// Events waiting for GET_EVENT, oldest first.
     events: EventList,
+    /// How many events `events` holds.
+    queued: usize,
     /// The file's contexts, in the order they were listed (children of a
     /// listener always after it).
     contexts: TaggedList<Context>,
+    /// How many contexts `contexts` holds.
+    listed: usize,
+    /// CREATE_IDs and MIGRATE_IDs refused, and connect requests dropped, for
+    /// the `max_ids_per_file` cap (fdinfo).
+    ids_refused: u64,
+    /// WRITE_CM_EVENTs refused, and connect requests dropped, for the
+    /// `max_events_per_file` cap (fdinfo).
+    events_refused: u64,
     /// Set when `release()` begins: nothing is listed or queued any more.
     closed: bool,
 }
 
 impl FileInner {
-    /// Lists `ctx` at the tail of the file's contexts; false if the file is
-    /// being released (or, which cannot happen, `ctx` is listed already).
-    pub(crate) fn list_context(&mut self, ctx: &Arc<Context>) -> bool {
-        if self.closed {
-            return false;
+    /// Whether one more context may be listed (`max_ids_per_file`). Counts a
+    /// refusal when not.
+    pub(crate) fn id_room(&mut self) -> bool {
+        let room = self.listed < crate::max_ids_per_file() as usize;
+        if !room {
+            self.ids_refused += 1;
         }
-        match ListArc::try_from_arc(ctx.clone()) {
-            Ok(listed) => {
-                self.contexts.push_back(listed);
-                true
-            }
-            Err(_) => false,
-        }
+        room
     }
 
-    /// Lists again, at the tail, a context taken off a list.
+    /// Whether one more event may be queued by a user's request (a connect
+    /// request, WRITE_CM_EVENT; `max_events_per_file`). Counts a refusal when
+    /// not. The events rdma_cm reports on existing ids are always queued:
+    /// they are bounded by the ids.
+    pub(crate) fn event_room(&mut self) -> bool {
+        let room = self.queued < crate::max_events_per_file() as usize;
+        if !room {
+            self.events_refused += 1;
+        }
+        room
+    }
+
+    /// Lists `ctx` at the tail of the file's contexts: `EBADF` if the file is
+    /// being released, `EMFILE` if it holds `max_ids_per_file` contexts
+    /// (`EINVAL`, which cannot happen, if `ctx` is listed already).
+    pub(crate) fn list_context(&mut self, ctx: &Arc<Context>) -> Result {
+        if self.closed {
+            return Err(EBADF);
+        }
+        if !self.id_room() {
+            return Err(EMFILE);
+        }
+        let listed = ListArc::try_from_arc(ctx.clone()).map_err(|_| EINVAL)?;
+        self.contexts.push_back(listed);
+        self.listed += 1;
+        Ok(())
+    }
+
+    /// Lists again, at the tail, a context taken off a list (MIGRATE_ID,
+    /// which checked the cap first).
     pub(crate) fn relist_context(&mut self, listed: ListArc<Context>) {
         self.contexts.push_back(listed);
+        self.listed += 1;
     }
 
     /// Takes `ctx` off the file's contexts, if it is listed here.
     pub(crate) fn unlist_context(&mut self, ctx: &Context) -> Option<ListArc<Context>> {
-        self.contexts.remove(ctx)
+        let listed = self.contexts.remove(ctx)?;
+        self.listed -= 1;
+        Some(listed)
+    }
+
+    /// Takes the oldest listed context off the file's contexts.
+    fn pop_context(&mut self) -> Option<ListArc<Context>> {
+        let listed = self.contexts.pop_front()?;
+        self.listed -= 1;
+        Some(listed)
     }
 
     /// Queues `ev`; gives it back if the file is being released (the caller
@@ -150,6 +199,7 @@ impl FileInner {
         }
         ev.ctx.queued.add(1, Relaxed);
         self.events.push_back(ev);
+        self.queued += 1;
         None
     }
 
@@ -157,6 +207,7 @@ impl FileInner {
     pub(crate) fn put_events(&mut self, list: &mut EventList) {
         for ev in list.iter() {
             ev.ctx.queued.add(1, Relaxed);
+            self.queued += 1;
         }
         self.events.push_all_back(list);
     }
@@ -168,6 +219,7 @@ impl FileInner {
             if pred(&next.arc()) {
                 let ev = next.remove();
                 ev.ctx.queued.fetch_sub(1, Relaxed);
+                self.queued -= 1;
                 out.push_back(ev);
             } else {
                 cursor.move_next();
@@ -186,12 +238,14 @@ impl FileInner {
     fn pop_event(&mut self) -> Option<ListArc<Event>> {
         let ev = self.events.pop_front()?;
         ev.ctx.queued.fetch_sub(1, Relaxed);
+        self.queued -= 1;
         Some(ev)
     }
 
     fn unpop_event(&mut self, ev: ListArc<Event>) {
         ev.ctx.queued.add(1, Relaxed);
         self.events.push_front(ev);
+        self.queued += 1;
     }
 }
 
@@ -214,6 +268,9 @@ pub(crate) struct UcmaFile {
     has_events: Atomic<bool>,
     /// Events GET_EVENT handed out on this file (fdinfo).
     events_delivered: Atomic<u64>,
+    /// The opener's memory cgroup: what the event handler allocates for
+    /// this file is charged to it.
+    memcg: MemCgroup,
     /// Woken whenever an event is queued; GET_EVENT and `poll()` wait on it.
     #[pin]
     poll_wait: PollCondVar,
@@ -293,24 +350,37 @@ fn write_struct_min<T: IntoBytes + Immutable>(response: u64, v: &T, out: usize) 
 }
 
 impl UcmaFile {
-    /// Allocates the state of a newly opened file.
+    /// Allocates the state of a newly opened file, in `open()`: the
+    /// calling process is the opener.
     pub(crate) fn new() -> Result<Arc<Self>> {
         Arc::pin_init(
             pin_init!(Self {
                 inner <- new_mutex!(
                     FileInner {
                         events: EventList::new(),
+                        queued: 0,
                         contexts: TaggedList::new(),
+                        listed: 0,
+                        ids_refused: 0,
+                        events_refused: 0,
                         closed: false,
                     },
                     "UcmaFile::inner"
                 ),
                 has_events: Atomic::new(false),
                 events_delivered: Atomic::new(0),
+                memcg: MemCgroup::of_current(),
                 poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
             }),
-            GFP_KERNEL,
+            GFP_ACCOUNTED,
         )
+    }
+
+    /// Charges what the calling task allocates with [`GFP_ACCOUNTED`] to the
+    /// opener's memory cgroup, until the scope is dropped: for the event
+    /// handler, which runs in a kernel worker.
+    pub(crate) fn charge_scope(&self) -> ChargeScope<'_> {
+        self.memcg.charge_scope()
     }
 
     /// Locks the file's event queue and context list (F).
@@ -329,6 +399,25 @@ impl UcmaFile {
             self.wake_reader();
         }
         drop(rejected);
+    }
+
+    /// Queues an event the user asked for (WRITE_CM_EVENT): `ENOBUFS` if
+    /// the file has `max_events_per_file` events queued. Dropped, as by
+    /// [`Self::queue_event`], if the file is being released.
+    pub(crate) fn queue_user_event(&self, ev: ListArc<Event>) -> Result {
+        let mut inner = self.lock();
+        if !inner.event_room() {
+            drop(inner);
+            drop(ev);
+            return Err(ENOBUFS);
+        }
+        let rejected = inner.push_event(ev);
+        drop(inner);
+        if rejected.is_none() {
+            self.wake_reader();
+        }
+        drop(rejected);
+        Ok(())
     }
 
     /// Wakes every GET_EVENT sleeper and poller: after several events were
@@ -362,7 +451,7 @@ impl UcmaFile {
         // destroyed below.
         drop(events);
         loop {
-            let Some(listed) = self.lock().contexts.pop_front() else {
+            let Some(listed) = self.lock().pop_context() else {
                 break;
             };
             let ctx = listed.into_arc();
@@ -472,16 +561,22 @@ impl UcmaFile {
             PortSpace::UDP | PortSpace::IPOIB => QpType::UD,
             _ => QpType::from_raw(cmd.qp_type.into()),
         };
+        // The cap first, before rdma_cm allocates; publish() checks it again
+        // (concurrent CREATE_IDs may fill the file meanwhile).
+        if !self.lock().id_room() {
+            return Err(EMFILE);
+        }
         let (ctx, r) = Context::create(self, cmd.uid, ps, qp_type)?;
         // The id stays invisible until the reply is out.
         if let Err(e) = write_struct(cmd.response, &CreateIdResp { id: ctx.id }) {
             ctx.destroy(r);
             return Err(e);
         }
-        // The file being written is not released, so this lists it.
-        ctx.publish(r).map_err(|r| {
+        // The file being written is not released, so this lists it unless it
+        // is full.
+        ctx.publish(r).map_err(|(r, e)| {
             ctx.destroy(r);
-            EBADF
+            e
         })
     }
 
@@ -987,12 +1082,21 @@ impl MiscDevice for UcmaFile {
         for (s, n) in IdState::ALL.iter().zip(by_state) {
             seq_print!(m, "rdma_cm_ids_{}:\t{n}\n", s.name());
         }
+        // The caps as loaded (0: none), and what they refused on this file.
+        let (max_ids, max_events) = (
+            crate::module_parameters::max_ids_per_file.value(),
+            crate::module_parameters::max_events_per_file.value(),
+        );
+        seq_print!(m, "rdma_cm_ids_max:\t{max_ids}\n");
+        seq_print!(m, "rdma_cm_ids_refused:\t{}\n", inner.ids_refused);
         seq_print!(m, "rdma_cm_events_queued:\t{queued}\n");
         seq_print!(
             m,
             "rdma_cm_events_delivered:\t{}\n",
             state.events_delivered.load(Relaxed)
         );
+        seq_print!(m, "rdma_cm_events_max:\t{max_events}\n");
+        seq_print!(m, "rdma_cm_events_refused:\t{}\n", inner.events_refused);
         seq_print!(m, "rdma_cm_mcast_joins:\t{joins}\n");
         for ctx in inner.contexts.iter() {
             if ctx.id_state() == IdState::Listening {

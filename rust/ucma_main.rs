@@ -39,6 +39,7 @@ mod context;
 mod event;
 mod id_table;
 mod marshal;
+mod memcg;
 mod misc_device;
 mod multicast;
 mod owned_queue;
@@ -78,6 +79,17 @@ module! {
     // up the "rdma_cm" character device and no client of that name is
     // registered: the C module's MODULE_ALIAS_RDMA_CLIENT("rdma_cm").
     alias: ["rdma-client-rdma_cm"],
+    // Read when they are used; set at load time only (Documentation/usage.rst).
+    params: {
+        max_ids_per_file: u32 {
+            default: 1048576,
+            description: "Ids one rdma_cm file may hold (CREATE_ID then fails with EMFILE); 0: no limit",
+        },
+        max_events_per_file: u32 {
+            default: 1048576,
+            description: "Events one rdma_cm file may queue (WRITE_CM_EVENT then fails with ENOBUFS, connect requests are dropped); 0: no limit",
+        },
+    },
 }
 
 /// The module's version, from the top-level `VERSION` file (Kbuild).
@@ -250,6 +262,22 @@ impl Drop for IbClient {
     fn drop(&mut self) {
         // SAFETY: by the type invariant the client is registered.
         unsafe { rdma_sys::ucma_shim_client_unregister() };
+    }
+}
+
+/// The `max_ids_per_file` module parameter (`u32::MAX` for 0, no limit).
+pub(crate) fn max_ids_per_file() -> u32 {
+    match module_parameters::max_ids_per_file.value() {
+        0 => u32::MAX,
+        n => n,
+    }
+}
+
+/// The `max_events_per_file` module parameter (`u32::MAX` for 0, no limit).
+pub(crate) fn max_events_per_file() -> u32 {
+    match module_parameters::max_events_per_file.value() {
+        0 => u32::MAX,
+        n => n,
     }
 }
 

@@ -2,8 +2,10 @@
 
 //! Taking values from userspace as the C module does: command indices
 //! clamped against speculation (`array_index_nospec`) and option buffers
-//! copied with `memdup_user` (`GFP_USER | __GFP_NOWARN`, so that a large
-//! user-chosen size fails quietly with `ENOMEM`).
+//! copied as `memdup_user` does (`GFP_USER | __GFP_NOWARN`, so that a large
+//! user-chosen size fails quietly with `ENOMEM`), but charged to the
+//! caller's memory cgroup (`__GFP_ACCOUNT | __GFP_RETRY_MAYFAIL`: `ENOMEM`
+//! at its limit too).
 
 use core::ptr::NonNull;
 
@@ -40,13 +42,15 @@ pub(crate) struct UserBuffer {
 }
 
 impl UserBuffer {
-    /// `memdup_user(src, len)`: `EFAULT` if the user memory cannot be read,
-    /// `ENOMEM` (without an allocation-failure report) if `len` bytes cannot
-    /// be allocated.
+    /// `memdup_user(src, len)`, charged to the caller's memory cgroup:
+    /// `EFAULT` if the user memory cannot be read, `ENOMEM` (without an
+    /// allocation-failure report) if `len` bytes cannot be allocated.
     pub(crate) fn memdup(src: UserPtr, len: usize) -> Result<Self> {
-        // SAFETY: `memdup_user` checks the user range itself; it returns a
-        // kmalloc'd buffer of `len` bytes or an error pointer.
-        let p = from_err_ptr(unsafe { bindings::memdup_user(src.as_const_ptr(), len) })?;
+        // SAFETY: the shim checks the user range itself (copy_from_user); it
+        // returns a kmalloc'd buffer of `len` bytes or an error pointer.
+        let p = from_err_ptr(unsafe {
+            rdma_sys::ucma_shim_memdup_user_account(src.as_const_ptr(), len)
+        })?;
         // INVARIANT: a fresh buffer of `len` bytes copied from userspace
         // (a zero-length copy is ZERO_SIZE_PTR, non-null, never read).
         Ok(UserBuffer {

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Charging what a user makes the module allocate to that user's memory
+//! cgroup.
+//!
+//! An allocation made in a command (the `write()` of the user's process)
+//! with [`GFP_ACCOUNTED`] is charged to that process's cgroup. One made in
+//! the rdma_cm event handler runs in a kernel worker: a [`ChargeScope`] of
+//! the [`MemCgroup`] taken when the file was opened charges it to the
+//! opener's cgroup instead (`set_active_memcg()`).
+//!
+//! At the cgroup's limit such an allocation fails with `ENOMEM`
+//! (`__GFP_RETRY_MAYFAIL`): the memory controller reclaims what it can, and
+//! then fails the charge instead of invoking the cgroup's OOM killer, so the
+//! command gets an errno and the process lives on.
+
+use core::marker::PhantomData;
+
+use kernel::{alloc::Flags, bindings};
+
+use crate::rdma_sys;
+
+/// `GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL` as raw `gfp_t` bits, for the
+/// C allocators (`xa_alloc`).
+pub(crate) const GFP_ACCOUNTED_RAW: bindings::gfp_t = rdma_sys::UCMA_GFP_ACCOUNTED;
+
+/// `GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL`: charged to the memory cgroup
+/// in effect, failing with `ENOMEM` at its limit.
+///
+/// `kernel::alloc::flags` has no `__GFP_RETRY_MAYFAIL`, nor a way to make
+/// `Flags` from bits.
+// SAFETY: `Flags` is `struct Flags(u32)`: a single `u32` field, and
+// `transmute` checks at compile time that `Flags` is no larger, so the field
+// is all of its bytes. Every `u32` is a valid `Flags` (its operators make any
+// bit pattern), and these bits are a valid `gfp_t`.
+pub(crate) const GFP_ACCOUNTED: Flags =
+    unsafe { core::mem::transmute::<bindings::gfp_t, Flags>(GFP_ACCOUNTED_RAW) };
+
+/// A counted reference to a memory cgroup.
+///
+/// # Invariants
+///
+/// `ptr` is null (the memory controller is disabled) or holds one reference
+/// to a `struct mem_cgroup`, owned by this value.
+pub(crate) struct MemCgroup {
+    ptr: *mut bindings::mem_cgroup,
+}
+
+// SAFETY: a reference to a refcounted cgroup may be used and put from any
+// task.
+unsafe impl Send for MemCgroup {}
+// SAFETY: `&MemCgroup` only passes the pointer to `set_active_memcg()`,
+// which any task may do with a cgroup it holds a reference to.
+unsafe impl Sync for MemCgroup {}
+
+impl MemCgroup {
+    /// The calling process's memory cgroup.
+    pub(crate) fn of_current() -> Self {
+        // SAFETY: called in process context; returns a counted reference or
+        // null.
+        let ptr = unsafe { rdma_sys::ucma_shim_memcg_get_current() };
+        // INVARIANT: the reference returned is ours.
+        MemCgroup { ptr }
+    }
+
+    /// Charges `__GFP_ACCOUNT` allocations of the calling task to this
+    /// cgroup until the scope is dropped. Scopes nest.
+    pub(crate) fn charge_scope(&self) -> ChargeScope<'_> {
+        // SAFETY: `self` holds a reference for the scope's lifetime (the
+        // scope borrows it), as set_active_memcg() requires; null means the
+        // task's own cgroup.
+        let old = unsafe { rdma_sys::ucma_shim_set_active_memcg(self.ptr) };
+        ChargeScope {
+            old,
+            _memcg: PhantomData,
+        }
+    }
+}
+
+impl Drop for MemCgroup {
+    fn drop(&mut self) {
+        // SAFETY: by the invariant the reference is ours (or `ptr` is null,
+        // which mem_cgroup_put() ignores).
+        unsafe { rdma_sys::ucma_shim_memcg_put(self.ptr) };
+    }
+}
+
+/// A remote charging scope; dropping it restores the previous one.
+///
+/// Neither `Send` nor `Sync` (the raw pointer): it must end on the task
+/// that began it.
+pub(crate) struct ChargeScope<'a> {
+    old: *mut bindings::mem_cgroup,
+    _memcg: PhantomData<&'a MemCgroup>,
+}
+
+impl Drop for ChargeScope<'_> {
+    fn drop(&mut self) {
+        // SAFETY: restores the value this task's scope replaced, on the same
+        // task (`ChargeScope` is not `Send`); whoever set it holds its
+        // reference for longer than this scope.
+        unsafe { rdma_sys::ucma_shim_set_active_memcg(self.old) };
+    }
+}

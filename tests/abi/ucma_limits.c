@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The limits of ucma_rs (Documentation/usage.rst, "Limits"), in KTAP.
+ *
+ *   ucma_limits memcg   with the module's default parameters: what a user
+ *                       makes the module allocate is charged to its memory
+ *                       cgroup; at the cgroup's limit CREATE_ID fails with
+ *                       ENOMEM, the process is not OOM-killed, and the
+ *                       charges go when the file is closed.
+ *   ucma_limits caps    with the module loaded as
+ *                       "max_ids_per_file=64 max_events_per_file=32"
+ *                       (tests/vm/caps.sh): the per-file caps, their errnos
+ *                       and their fdinfo lines.
+ *
+ * The C module has neither (its allocations are not charged, it has no
+ * caps and no fdinfo): every case is skipped there.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "ktap.h"
+#include "ucma_cmd.h"
+
+#define CAP_IDS 64
+#define CAP_EVENTS 32
+#define CGROOT "/sys/fs/cgroup"
+
+/* The value of @key in /proc/self/fdinfo/@fd, or -1 if there is no line. */
+static long fdinfo(int fd, const char *key)
+{
+	char path[64], line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}
+
+/* Whether the loaded module has the limits (ucma_rs; not the C module). */
+static int module_has_limits(void)
+{
+	int fd = open(DEV, O_RDWR);
+	long v;
+
+	if (fd < 0)
+		return 0;
+	v = fdinfo(fd, "rdma_cm_ids_max");
+	close(fd);
+	return v >= 0;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* A number from a cgroup file: its first one, or the one after "@key ". */
+static long cg_read(const char *cg, const char *file, const char *key)
+{
+	char path[256], line[256];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!key) {
+			v = strtol(line, NULL, 10);
+			break;
+		}
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ' ') {
+			v = strtol(line + strlen(key) + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * A fresh memory cgroup @name under the cgroup2 root (mounted if it is
+ * not), with memory.max = @max bytes. NULL, or the step that failed.
+ */
+static const char *cg_make(char *cg, size_t len, const char *name, long max)
+{
+	char v[32];
+
+	if (access(CGROOT "/cgroup.controllers", F_OK) &&
+	    mount("none", CGROOT, "cgroup2", 0, NULL))
+		return "mount cgroup2";
+	if (write_file(CGROOT "/cgroup.subtree_control", "+memory"))
+		return "enable the memory controller";
+	snprintf(cg, len, CGROOT "/%s", name);
+	rmdir(cg);
+	if (mkdir(cg, 0755))
+		return "mkdir";
+	snprintf(v, sizeof(v), "%ld", max);
+	{
+		char path[300];
+
+		snprintf(path, sizeof(path), "%s/memory.max", cg);
+		if (write_file(path, v))
+			return "memory.max";
+	}
+	return NULL;
+}
+
+/* Moves the calling process into @cg. */
+static int cg_enter(const char *cg)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	return write_file(path, "0");
+}
+
+/* What a child process reports through its pipe. */
+struct child_report {
+	long created;	/* ids created before the first failure */
+	int err;	/* errno of that failure, 0 if none */
+	long charged;	/* memory.current growth that was measured, bytes */
+	long queued;	/* events queued, from fdinfo */
+};
+
+#define MEMCG_MAX (16L << 20)
+#define MEMCG_TRIES 300000
+
+/*
+ * In a cgroup of MEMCG_MAX bytes, CREATE_ID until it fails: it must fail
+ * with ENOMEM, long before MEMCG_TRIES ids, and the process must not be
+ * OOM-killed. Without the charge the ids were free for the cgroup, and all
+ * MEMCG_TRIES were made.
+ */
+static void memcg_create_ids_enomem(void)
+{
+	const char *name = __func__;
+	struct child_report rep = { 0 };
+	const char *step;
+	char cg[256];
+	int p[2], st;
+	long kills, cur, i;
+	pid_t pid;
+
+	step = cg_make(cg, sizeof(cg), "ucma-limits", MEMCG_MAX);
+	if (step) {
+		ktap_result(0, name, "cgroup setup: %s: %s", step, strerror(errno));
+		return;
+	}
+	if (pipe(p)) {
+		ktap_result(0, name, "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+		uint32_t id;
+
+		close(p[0]);
+		if (cg_enter(cg))
+			_exit(2);
+		fd = open(DEV, O_RDWR);
+		if (fd < 0)
+			_exit(3);
+		for (i = 0; i < MEMCG_TRIES; i++) {
+			if (create_id(fd, 1, RDMA_PS_TCP, &id)) {
+				rep.err = errno;
+				break;
+			}
+		}
+		rep.created = i;
+		rep.charged = cg_read(cg, "memory.current", NULL);
+		if (write(p[1], &rep, sizeof(rep)) != sizeof(rep))
+			_exit(4);
+		close(fd);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &rep, sizeof(rep)) != sizeof(rep))
+		rep.created = -1;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	kills = cg_read(cg, "memory.events", "oom_kill");
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		ktap_result(0, name, "the child %s %d (oom_kill %ld)",
+			    WIFSIGNALED(st) ? "was killed by signal" : "exited",
+			    WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), kills);
+	} else if (rep.err != ENOMEM || rep.created >= MEMCG_TRIES) {
+		ktap_result(0, name,
+			    "%ld ids created in a %ld MiB cgroup, then errno %d (%s), want ENOMEM before %d",
+			    rep.created, MEMCG_MAX >> 20, rep.err, strerror(rep.err), MEMCG_TRIES);
+	} else {
+		printf("# %s: %ld ids in %ld MiB, then ENOMEM; memory.current %ld kB, oom_kill %ld\n",
+		       name, rep.created, MEMCG_MAX >> 20, rep.charged >> 10, kills);
+		ktap_result(kills == 0, name, "oom_kill %ld, want 0", kills);
+	}
+	/* The charges go back with the contexts, once the file is closed. */
+	for (i = 0; i < 50; i++) {
+		cur = cg_read(cg, "memory.current", NULL);
+		if (cur >= 0 && cur < MEMCG_MAX / 4)
+			break;
+		usleep(100000);
+	}
+	printf("# memcg_charges_returned_on_close: memory.current %ld kB after close\n",
+	       cur >> 10);
+	ktap_result(cur >= 0 && cur < MEMCG_MAX / 4, "memcg_charges_returned_on_close",
+		    "memory.current %ld kB after close, want below %ld kB", cur >> 10,
+		    MEMCG_MAX / 4 >> 10);
+	rmdir(cg);
+}
+
+/* Outside that cgroup nothing broke: another process makes its ids. */
+static void memcg_others_unaffected(void)
+{
+	int fd = open(DEV, O_RDWR), i, ok = fd >= 0;
+	uint32_t id;
+
+	for (i = 0; ok && i < 1000; i++)
+		ok = !create_id(fd, 1, RDMA_PS_TCP, &id);
+	ktap_result(ok, __func__, "id %d: %s", i, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+#define EVENTS_N 4000
+
+/*
+ * The events rdma_cm reports are allocated by the handler, in a kernel
+ * worker: they must be charged to the opener's cgroup, not the worker's.
+ * EVENTS_N ADDR_RESOLVED events (each over 256 bytes) must grow the
+ * cgroup's memory.current by EVENTS_N * 256 bytes at least.
+ */
+static void memcg_handler_events_charged(void)
+{
+	const char *name = __func__;
+	struct child_report rep = { 0 };
+	const char *ip = getenv("RXE_IP"), *step;
+	char cg[256];
+	int p[2], st;
+	pid_t pid;
+
+	if (!ip) {
+		ktap_result(0, name, "RXE_IP is not set");
+		return;
+	}
+	step = cg_make(cg, sizeof(cg), "ucma-events", 256L << 20);
+	if (step) {
+		ktap_result(0, name, "cgroup setup: %s: %s", step, strerror(errno));
+		return;
+	}
+	if (pipe(p)) {
+		ktap_result(0, name, "pipe: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		struct sockaddr_in dst = ipv4(ip, 0);
+		uint32_t ids[EVENTS_N];
+		long before;
+		int fd, i, w;
+
+		close(p[0]);
+		if (cg_enter(cg))
+			_exit(2);
+		fd = open(DEV, O_RDWR);
+		if (fd < 0)
+			_exit(3);
+		for (i = 0; i < EVENTS_N; i++)
+			if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
+				_exit(5);
+		before = cg_read(cg, "memory.current", NULL);
+		for (i = 0; i < EVENTS_N; i++)
+			if (resolve_ip(fd, ids[i], &dst))
+				_exit(6);
+		for (w = 0; w < 300; w++) {
+			rep.queued = fdinfo(fd, "rdma_cm_events_queued");
+			if (rep.queued >= EVENTS_N)
+				break;
+			usleep(100000);
+		}
+		rep.charged = cg_read(cg, "memory.current", NULL) - before;
+		if (write(p[1], &rep, sizeof(rep)) != sizeof(rep))
+			_exit(4);
+		close(fd);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], &rep, sizeof(rep)) != sizeof(rep))
+		rep.queued = -1;
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) || rep.queued != EVENTS_N) {
+		ktap_result(0, name, "child status %#x, %ld events queued of %d", st, rep.queued,
+			    EVENTS_N);
+	} else {
+		printf("# %s: %d events queued, memory.current grew by %ld kB\n", name, EVENTS_N,
+		       rep.charged >> 10);
+		ktap_result(rep.charged >= EVENTS_N * 256L, name,
+			    "memory.current grew by %ld kB for %d events, want %ld kB at least",
+			    rep.charged >> 10, EVENTS_N, EVENTS_N * 256L >> 10);
+	}
+	rmdir(cg);
+}
+
+/* The caps and their counters are in fdinfo. */
+static void caps_in_fdinfo(void)
+{
+	int fd = open(DEV, O_RDWR);
+	long ids = fdinfo(fd, "rdma_cm_ids_max"), evs = fdinfo(fd, "rdma_cm_events_max");
+	long r1 = fdinfo(fd, "rdma_cm_ids_refused"), r2 = fdinfo(fd, "rdma_cm_events_refused");
+
+	ktap_result(ids == CAP_IDS && evs == CAP_EVENTS && !r1 && !r2, __func__,
+		    "ids_max %ld events_max %ld ids_refused %ld events_refused %ld", ids, evs,
+		    r1, r2);
+	close(fd);
+}
+
+/* Fills @fd with CAP_IDS ids (the first in *@first); 0 on success. */
+static int fill_ids(int fd, uint32_t *first)
+{
+	uint32_t id;
+	int i;
+
+	for (i = 0; i < CAP_IDS; i++) {
+		if (create_id(fd, 1, RDMA_PS_TCP, &id))
+			return -1;
+		if (!i && first)
+			*first = id;
+	}
+	return 0;
+}
+
+/*
+ * CREATE_ID past the cap: EMFILE, counted; a destroyed id makes room again;
+ * another file has its own cap.
+ */
+static void caps_create_id_emfile(void)
+{
+	int fd = open(DEV, O_RDWR), other = open(DEV, O_RDWR);
+	uint32_t first, id;
+	long ids, refused;
+
+	if (fill_ids(fd, &first)) {
+		ktap_result(0, __func__, "filling to the cap: %s", strerror(errno));
+		goto out;
+	}
+	EXPECT_ERRNO("caps_create_id_past_cap_emfile", create_id(fd, 1, RDMA_PS_TCP, &id), EMFILE);
+	ids = fdinfo(fd, "rdma_cm_ids");
+	refused = fdinfo(fd, "rdma_cm_ids_refused");
+	ktap_result(ids == CAP_IDS && refused == 1, "caps_ids_refused_counted",
+		    "rdma_cm_ids %ld, rdma_cm_ids_refused %ld; want %d and 1", ids, refused,
+		    CAP_IDS);
+	ktap_result(!destroy_id(fd, first, NULL) && !create_id(fd, 1, RDMA_PS_TCP, &id),
+		    "caps_destroy_makes_room", "%s", strerror(errno));
+	ktap_result(!fill_ids(other, NULL), "caps_per_file", "the other file: %s",
+		    strerror(errno));
+out:
+	close(fd);
+	close(other);
+}
+
+/* MIGRATE_ID into a full file: EMFILE, and the id stays where it was. */
+static void caps_migrate_emfile(void)
+{
+	int full = open(DEV, O_RDWR), src = open(DEV, O_RDWR);
+	uint32_t id;
+
+	if (fill_ids(full, NULL) || create_id(src, 1, RDMA_PS_TCP, &id)) {
+		ktap_result(0, __func__, "setup: %s", strerror(errno));
+		goto out;
+	}
+	EXPECT_ERRNO("caps_migrate_into_full_file_emfile", migrate_id(full, id, src), EMFILE);
+	ktap_result(fdinfo(src, "rdma_cm_ids") == 1 && fdinfo(full, "rdma_cm_ids") == CAP_IDS &&
+		    fdinfo(full, "rdma_cm_ids_refused") == 1,
+		    "caps_migrate_refused_id_stays", "src ids %ld, full ids %ld refused %ld",
+		    fdinfo(src, "rdma_cm_ids"), fdinfo(full, "rdma_cm_ids"),
+		    fdinfo(full, "rdma_cm_ids_refused"));
+out:
+	close(full);
+	close(src);
+}
+
+/* WRITE_CM_EVENT past the event cap: ENOBUFS, counted; GET_EVENT makes room. */
+static void caps_write_event_enobufs(void)
+{
+	struct rdma_ucm_event_resp ev;
+	int fd = open(DEV, O_RDWR), i, ok = 1;
+	uint32_t id;
+
+	if (create_id(fd, 1, RDMA_PS_TCP, &id)) {
+		ktap_result(0, __func__, "create: %s", strerror(errno));
+		close(fd);
+		return;
+	}
+	for (i = 0; ok && i < CAP_EVENTS; i++)
+		ok = !write_user_event(fd, id, EV_USER, 0, i);
+	ktap_result(ok, "caps_write_event_to_cap", "event %d: %s", i, strerror(errno));
+	EXPECT_ERRNO("caps_write_event_past_cap_enobufs", write_user_event(fd, id, EV_USER, 0, 99),
+		     ENOBUFS);
+	ktap_result(fdinfo(fd, "rdma_cm_events_queued") == CAP_EVENTS &&
+		    fdinfo(fd, "rdma_cm_events_refused") == 1, "caps_events_refused_counted",
+		    "queued %ld refused %ld", fdinfo(fd, "rdma_cm_events_queued"),
+		    fdinfo(fd, "rdma_cm_events_refused"));
+	ktap_result(!get_event(fd, &ev, sizeof(ev)) &&
+		    !write_user_event(fd, id, EV_USER, 0, 100), "caps_get_event_makes_room",
+		    "%s", strerror(errno));
+	close(fd);
+}
+
+/*
+ * A connect request to a listener whose file is full of events is dropped,
+ * as one past the backlog (ib_cm's peer retries): counted, nothing queued.
+ */
+static void caps_connect_request_dropped(void)
+{
+	const char *ip = getenv("RXE_IP"), *step;
+	struct sockaddr_in a;
+	int fl = open(DEV, O_RDWR), fc = open(DEV, O_RDWR), i, w;
+	uint32_t l, c;
+	long refused = 0;
+
+	if (!ip) {
+		ktap_result(0, __func__, "RXE_IP is not set");
+		goto out;
+	}
+	a = ipv4(ip, 7471);
+	step = route_to_listener(fl, fc, &a, &l, &c);
+	for (i = 0; !step && i < CAP_EVENTS; i++)
+		if (write_user_event(fl, l, EV_USER, 0, i))
+			step = "fill the listener's queue";
+	if (!step && connect_id(fc, c, 0x123))
+		step = "connect";
+	if (step) {
+		ktap_result(0, __func__, "%s: %s", step, strerror(errno));
+		goto out;
+	}
+	for (w = 0; w < 100 && refused < 1; w++) {
+		usleep(100000);
+		refused = fdinfo(fl, "rdma_cm_events_refused");
+	}
+	ktap_result(refused >= 1 && fdinfo(fl, "rdma_cm_events_queued") == CAP_EVENTS &&
+		    fdinfo(fl, "rdma_cm_ids") == 1, __func__,
+		    "events_refused %ld, queued %ld, ids %ld", refused,
+		    fdinfo(fl, "rdma_cm_events_queued"), fdinfo(fl, "rdma_cm_ids"));
+out:
+	close(fl);
+	close(fc);
+}
+
+int main(int argc, char **argv)
+{
+	int memcg = argc > 1 && !strcmp(argv[1], "memcg");
+	int caps = argc > 1 && !strcmp(argv[1], "caps");
+	static const char *const memcg_cases[] = {
+		"memcg_create_ids_enomem", "memcg_charges_returned_on_close",
+		"memcg_others_unaffected", "memcg_handler_events_charged",
+	};
+	static const char *const caps_cases[] = {
+		"caps_in_fdinfo", "caps_create_id_past_cap_emfile", "caps_ids_refused_counted",
+		"caps_destroy_makes_room", "caps_per_file", "caps_migrate_into_full_file_emfile",
+		"caps_migrate_refused_id_stays", "caps_write_event_to_cap",
+		"caps_write_event_past_cap_enobufs", "caps_events_refused_counted",
+		"caps_get_event_makes_room", "caps_connect_request_dropped",
+	};
+	const char *const *names = memcg ? memcg_cases : caps_cases;
+	int n = memcg ? ARRAY_SIZE(memcg_cases) : ARRAY_SIZE(caps_cases), i;
+
+	if (!memcg && !caps) {
+		fprintf(stderr, "usage: %s memcg|caps\n", argv[0]);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	ktap_header(n);
+	if (!module_has_limits()) {
+		for (i = 0; i < n; i++)
+			ktap_skipped(names[i], "C module: no limits");
+		return ktap_finish();
+	}
+	if (memcg) {
+		memcg_create_ids_enomem();
+		memcg_others_unaffected();
+		memcg_handler_events_charged();
+	} else {
+		caps_in_fdinfo();
+		caps_create_id_emfile();
+		caps_migrate_emfile();
+		caps_write_event_enobufs();
+		caps_connect_request_dropped();
+	}
+	return ktap_finish();
+}
