@@ -28,7 +28,7 @@
 #define CGROOT "/sys/fs/cgroup"
 
 /* The value of @key in /proc/self/fdinfo/@fd, or -1 if there is no line. */
-static long fdinfo(int fd, const char *key)
+static long fdinfo_value(int fd, const char *key)
 {
 	char path[64], line[256];
 	size_t n = strlen(key);
@@ -54,7 +54,7 @@ static int module_has_limits(void)
 
 	if (fd < 0)
 		return 0;
-	v = fdinfo(fd, "rdma_cm_ids_max");
+	v = fdinfo_value(fd, "rdma_cm_ids_max");
 	close(fd);
 	return v >= 0;
 }
@@ -102,7 +102,7 @@ static long cg_read(const char *cg, const char *file, const char *key)
  */
 static const char *cg_make(char *cg, size_t len, const char *name, long max)
 {
-	char v[32];
+	char path[300], v[32];
 
 	if (access(CGROOT "/cgroup.controllers", F_OK) &&
 	    mount("none", CGROOT, "cgroup2", 0, NULL))
@@ -113,14 +113,10 @@ static const char *cg_make(char *cg, size_t len, const char *name, long max)
 	rmdir(cg);
 	if (mkdir(cg, 0755))
 		return "mkdir";
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
 	snprintf(v, sizeof(v), "%ld", max);
-	{
-		char path[300];
-
-		snprintf(path, sizeof(path), "%s/memory.max", cg);
-		if (write_file(path, v))
-			return "memory.max";
-	}
+	if (write_file(path, v))
+		return "memory.max";
 	return NULL;
 }
 
@@ -291,7 +287,7 @@ static void memcg_handler_events_charged(void)
 			if (resolve_ip(fd, ids[i], &dst))
 				_exit(6);
 		for (w = 0; w < 300; w++) {
-			rep.queued = fdinfo(fd, "rdma_cm_events_queued");
+			rep.queued = fdinfo_value(fd, "rdma_cm_events_queued");
 			if (rep.queued >= EVENTS_N)
 				break;
 			usleep(100000);
@@ -324,8 +320,8 @@ static void memcg_handler_events_charged(void)
 static void caps_in_fdinfo(void)
 {
 	int fd = open(DEV, O_RDWR);
-	long ids = fdinfo(fd, "rdma_cm_ids_max"), evs = fdinfo(fd, "rdma_cm_events_max");
-	long r1 = fdinfo(fd, "rdma_cm_ids_refused"), r2 = fdinfo(fd, "rdma_cm_events_refused");
+	long ids = fdinfo_value(fd, "rdma_cm_ids_max"), evs = fdinfo_value(fd, "rdma_cm_events_max");
+	long r1 = fdinfo_value(fd, "rdma_cm_ids_refused"), r2 = fdinfo_value(fd, "rdma_cm_events_refused");
 
 	ktap_result(ids == CAP_IDS && evs == CAP_EVENTS && !r1 && !r2, __func__,
 		    "ids_max %ld events_max %ld ids_refused %ld events_refused %ld", ids, evs,
@@ -363,8 +359,8 @@ static void caps_create_id_emfile(void)
 		goto out;
 	}
 	EXPECT_ERRNO("caps_create_id_past_cap_emfile", create_id(fd, 1, RDMA_PS_TCP, &id), EMFILE);
-	ids = fdinfo(fd, "rdma_cm_ids");
-	refused = fdinfo(fd, "rdma_cm_ids_refused");
+	ids = fdinfo_value(fd, "rdma_cm_ids");
+	refused = fdinfo_value(fd, "rdma_cm_ids_refused");
 	ktap_result(ids == CAP_IDS && refused == 1, "caps_ids_refused_counted",
 		    "rdma_cm_ids %ld, rdma_cm_ids_refused %ld; want %d and 1", ids, refused,
 		    CAP_IDS);
@@ -388,11 +384,11 @@ static void caps_migrate_emfile(void)
 		goto out;
 	}
 	EXPECT_ERRNO("caps_migrate_into_full_file_emfile", migrate_id(full, id, src), EMFILE);
-	ktap_result(fdinfo(src, "rdma_cm_ids") == 1 && fdinfo(full, "rdma_cm_ids") == CAP_IDS &&
-		    fdinfo(full, "rdma_cm_ids_refused") == 1,
+	ktap_result(fdinfo_value(src, "rdma_cm_ids") == 1 && fdinfo_value(full, "rdma_cm_ids") == CAP_IDS &&
+		    fdinfo_value(full, "rdma_cm_ids_refused") == 1,
 		    "caps_migrate_refused_id_stays", "src ids %ld, full ids %ld refused %ld",
-		    fdinfo(src, "rdma_cm_ids"), fdinfo(full, "rdma_cm_ids"),
-		    fdinfo(full, "rdma_cm_ids_refused"));
+		    fdinfo_value(src, "rdma_cm_ids"), fdinfo_value(full, "rdma_cm_ids"),
+		    fdinfo_value(full, "rdma_cm_ids_refused"));
 out:
 	close(full);
 	close(src);
@@ -415,10 +411,10 @@ static void caps_write_event_enobufs(void)
 	ktap_result(ok, "caps_write_event_to_cap", "event %d: %s", i, strerror(errno));
 	EXPECT_ERRNO("caps_write_event_past_cap_enobufs", write_user_event(fd, id, EV_USER, 0, 99),
 		     ENOBUFS);
-	ktap_result(fdinfo(fd, "rdma_cm_events_queued") == CAP_EVENTS &&
-		    fdinfo(fd, "rdma_cm_events_refused") == 1, "caps_events_refused_counted",
-		    "queued %ld refused %ld", fdinfo(fd, "rdma_cm_events_queued"),
-		    fdinfo(fd, "rdma_cm_events_refused"));
+	ktap_result(fdinfo_value(fd, "rdma_cm_events_queued") == CAP_EVENTS &&
+		    fdinfo_value(fd, "rdma_cm_events_refused") == 1, "caps_events_refused_counted",
+		    "queued %ld refused %ld", fdinfo_value(fd, "rdma_cm_events_queued"),
+		    fdinfo_value(fd, "rdma_cm_events_refused"));
 	ktap_result(!get_event(fd, &ev, sizeof(ev)) &&
 		    !write_user_event(fd, id, EV_USER, 0, 100), "caps_get_event_makes_room",
 		    "%s", strerror(errno));
@@ -454,12 +450,12 @@ static void caps_connect_request_dropped(void)
 	}
 	for (w = 0; w < 100 && refused < 1; w++) {
 		usleep(100000);
-		refused = fdinfo(fl, "rdma_cm_events_refused");
+		refused = fdinfo_value(fl, "rdma_cm_events_refused");
 	}
-	ktap_result(refused >= 1 && fdinfo(fl, "rdma_cm_events_queued") == CAP_EVENTS &&
-		    fdinfo(fl, "rdma_cm_ids") == 1, __func__,
+	ktap_result(refused >= 1 && fdinfo_value(fl, "rdma_cm_events_queued") == CAP_EVENTS &&
+		    fdinfo_value(fl, "rdma_cm_ids") == 1, __func__,
 		    "events_refused %ld, queued %ld, ids %ld", refused,
-		    fdinfo(fl, "rdma_cm_events_queued"), fdinfo(fl, "rdma_cm_ids"));
+		    fdinfo_value(fl, "rdma_cm_events_queued"), fdinfo_value(fl, "rdma_cm_ids"));
 out:
 	close(fl);
 	close(fc);
