@@ -133,7 +133,7 @@ static int cg_enter(const char *cg)
 struct child_report {
 	long created;	/* ids created before the first failure */
 	int err;	/* errno of that failure, 0 if none */
-	long charged;	/* memory.current growth that was measured, bytes */
+	long charged;	/* memory.current growth, or memory.peak, bytes */
 	long queued;	/* events queued, from fdinfo */
 };
 
@@ -183,10 +183,15 @@ static void memcg_create_ids_enomem(void)
 			}
 		}
 		rep.created = i;
-		rep.charged = cg_read(cg, "memory.current", NULL);
+		/*
+		 * The cgroup is full: any charge now (a page fault, opening a
+		 * file, a pipe buffer) that cannot fail would invoke its OOM
+		 * killer. Free the ids first, as a program handling ENOMEM
+		 * would, then report.
+		 */
+		close(fd);
 		if (write(p[1], &rep, sizeof(rep)) != sizeof(rep))
 			_exit(4);
-		close(fd);
 		_exit(0);
 	}
 	close(p[1]);
@@ -195,6 +200,7 @@ static void memcg_create_ids_enomem(void)
 	close(p[0]);
 	waitpid(pid, &st, 0);
 	kills = cg_read(cg, "memory.events", "oom_kill");
+	rep.charged = cg_read(cg, "memory.peak", NULL);
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		ktap_result(0, name, "the child %s %d (oom_kill %ld)",
 			    WIFSIGNALED(st) ? "was killed by signal" : "exited",
@@ -204,7 +210,7 @@ static void memcg_create_ids_enomem(void)
 			    "%ld ids created in a %ld MiB cgroup, then errno %d (%s), want ENOMEM before %d",
 			    rep.created, MEMCG_MAX >> 20, rep.err, strerror(rep.err), MEMCG_TRIES);
 	} else {
-		printf("# %s: %ld ids in %ld MiB, then ENOMEM; memory.current %ld kB, oom_kill %ld\n",
+		printf("# %s: %ld ids in %ld MiB, then ENOMEM; memory.peak %ld kB, oom_kill %ld\n",
 		       name, rep.created, MEMCG_MAX >> 20, rep.charged >> 10, kills);
 		ktap_result(kills == 0, name, "oom_kill %ld, want 0", kills);
 	}
