@@ -101,9 +101,17 @@ struct mem_cgroup *ucma_shim_set_active_memcg(struct mem_cgroup *memcg)
 
 void *ucma_shim_memdup_user_account(const void __user *src, size_t len)
 {
+	gfp_t gfp = GFP_USER | __GFP_ACCOUNT | __GFP_NOWARN;
 	void *p;
 
-	p = kmalloc(len, GFP_USER | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+	/*
+	 * Above the costly order the memory cgroup never OOM-kills and the page
+	 * allocator gives up early by itself; __GFP_RETRY_MAYFAIL there would
+	 * only make a large user-chosen size reclaim and compact harder.
+	 */
+	if (len <= (PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER))
+		gfp |= __GFP_RETRY_MAYFAIL;
+	p = kmalloc(len, gfp);
 	if (!p)
 		return ERR_PTR(-ENOMEM);
 	if (copy_from_user(p, src, len)) {

@@ -63,7 +63,12 @@ struct mem_cgroup *ucma_shim_set_active_memcg(struct mem_cgroup *memcg);
  *
  * As memdup_user(), but the buffer is charged to the memory cgroup in
  * effect (__GFP_ACCOUNT), and a cgroup at its limit fails the allocation
- * with -ENOMEM instead of invoking the OOM killer (__GFP_RETRY_MAYFAIL).
+ * with -ENOMEM instead of invoking the OOM killer (__GFP_RETRY_MAYFAIL up
+ * to the costly order; above it neither happens anyway). Unlike
+ * memdup_user(), the buffer comes from the kmalloc-cg caches, not the
+ * separate memdup_user buckets of CONFIG_SLAB_BUCKETS, which a module
+ * cannot recreate (kmem buckets cannot be destroyed on unload); it lives
+ * only for the command.
  *
  * Return: a kmalloc'd copy, or ERR_PTR(-ENOMEM) or ERR_PTR(-EFAULT).
  */

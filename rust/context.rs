@@ -554,7 +554,17 @@ impl Context {
         let file = listener.file();
         // What is allocated for the request is charged to the listener's
         // file's opener (this runs in a kernel worker).
-        let _charge = file.charge_scope();
+        file.charged(|| Self::queue_connect_request(listener, req, ev, &file))
+    }
+
+    /// [`Self::try_connect_request`] once `file`, the listener's file, is
+    /// read.
+    fn queue_connect_request(
+        listener: &Arc<Context>,
+        req: ConnectRequest<Context>,
+        ev: &CmEvent<'_, Context>,
+        file: &Arc<UcmaFile>,
+    ) -> Result {
         let r = CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
         // The event carries the listener's uid and the child's id; its param
         // branch follows the listener's QP type, as in C (the child's may
@@ -595,7 +605,7 @@ impl Context {
             // here while the listener is still on `file` is moved with it.)
             // The file's caps: a request beyond them is dropped, as one
             // beyond the backlog.
-            if !listener.belongs_to(&file)
+            if !listener.belongs_to(file)
                 || !inner.event_room()
                 || inner.list_context(&child).is_err()
             {
@@ -690,16 +700,24 @@ impl Context {
     pub(crate) fn set_ib_path(self: &Arc<Self>, wire: &[u8; 64]) -> Result {
         let st = self.state.lock();
         let cm = st.cm_id_dev()?;
-        cm.set_ib_path(wire)?;
-        let _handler = cm.lock_handler();
-        self.id_state.store(IdState::RouteResolved as i32, Relaxed);
+        // The event first: once rdma_cm has the route, a failed allocation
+        // could neither report it nor let the command be retried (the id is
+        // past ADDR_RESOLVED). C drops the event then and answers 0. The uid
+        // changes only under M, which is held.
         let uid = self.uid();
-        if uid != 0 {
+        let ev = if uid != 0 {
             let mut resp = EventResp::new_zeroed();
             resp.uid = uid;
             resp.id = self.id;
             resp.event = EventType::ROUTE_RESOLVED.as_raw();
-            let ev = Event::new(self.clone(), EventKind::Plain, resp)?;
+            Some(Event::new(self.clone(), EventKind::Plain, resp)?)
+        } else {
+            None
+        };
+        cm.set_ib_path(wire)?;
+        let _handler = cm.lock_handler();
+        self.id_state.store(IdState::RouteResolved as i32, Relaxed);
+        if let Some(ev) = ev {
             self.file().queue_event(ev);
         }
         Ok(())
@@ -732,10 +750,7 @@ impl CmHandler for Context {
             };
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();
-            let charge = file.charge_scope();
-            let event = Event::new(ctx.clone(), kind, resp);
-            drop(charge);
-            if let Ok(event) = event {
+            if let Ok(event) = file.charged(|| Event::new(ctx.clone(), kind, resp)) {
                 file.queue_event(event);
             }
         }

@@ -5,16 +5,14 @@
 //!
 //! An allocation made in a command (the `write()` of the user's process)
 //! with [`GFP_ACCOUNTED`] is charged to that process's cgroup. One made in
-//! the rdma_cm event handler runs in a kernel worker: a [`ChargeScope`] of
-//! the [`MemCgroup`] taken when the file was opened charges it to the
-//! opener's cgroup instead (`set_active_memcg()`).
+//! the rdma_cm event handler runs in a kernel worker: [`MemCgroup::charged`]
+//! of the cgroup taken when the file was opened charges it to the opener's
+//! cgroup instead (`set_active_memcg()`).
 //!
 //! At the cgroup's limit such an allocation fails with `ENOMEM`
 //! (`__GFP_RETRY_MAYFAIL`): the memory controller reclaims what it can, and
 //! then fails the charge instead of invoking the cgroup's OOM killer, so the
 //! command gets an errno and the process lives on.
-
-use core::marker::PhantomData;
 
 use kernel::{alloc::Flags, bindings};
 
@@ -50,7 +48,8 @@ pub(crate) struct MemCgroup {
 // task.
 unsafe impl Send for MemCgroup {}
 // SAFETY: `&MemCgroup` only passes the pointer to `set_active_memcg()`,
-// which any task may do with a cgroup it holds a reference to.
+// which any task may do with a cgroup it holds a reference to, for a scope
+// that ends before the borrow does.
 unsafe impl Sync for MemCgroup {}
 
 impl MemCgroup {
@@ -63,17 +62,23 @@ impl MemCgroup {
         MemCgroup { ptr }
     }
 
-    /// Charges `__GFP_ACCOUNT` allocations of the calling task to this
-    /// cgroup until the scope is dropped. Scopes nest.
-    pub(crate) fn charge_scope(&self) -> ChargeScope<'_> {
-        // SAFETY: `self` holds a reference for the scope's lifetime (the
-        // scope borrows it), as set_active_memcg() requires; null means the
-        // task's own cgroup.
+    /// Runs `f` with the `__GFP_ACCOUNT` allocations of the calling task
+    /// charged to this cgroup (`set_active_memcg()`), then restores the
+    /// previous target. A closure rather than a guard: the target is set back
+    /// on this task, in last-in-first-out order, before `self` can go away,
+    /// which a guard that safe code may leak or drop out of order would not
+    /// ensure.
+    pub(crate) fn charged<R>(&self, f: impl FnOnce() -> R) -> R {
+        // SAFETY: `self` holds a reference across the scope, which ends
+        // before this function returns, as set_active_memcg() requires; null
+        // means the task's own cgroup.
         let old = unsafe { rdma_sys::ucma_shim_set_active_memcg(self.ptr) };
-        ChargeScope {
-            old,
-            _memcg: PhantomData,
-        }
+        let r = f();
+        // SAFETY: restores, on the same task, the value the call above
+        // replaced; scopes begun in `f` have ended (they are closures too),
+        // and whoever set `old` holds its reference for longer than this.
+        unsafe { rdma_sys::ucma_shim_set_active_memcg(old) };
+        r
     }
 }
 
@@ -82,23 +87,5 @@ impl Drop for MemCgroup {
         // SAFETY: by the invariant the reference is ours (or `ptr` is null,
         // which mem_cgroup_put() ignores).
         unsafe { rdma_sys::ucma_shim_memcg_put(self.ptr) };
-    }
-}
-
-/// A remote charging scope; dropping it restores the previous one.
-///
-/// Neither `Send` nor `Sync` (the raw pointer): it must end on the task
-/// that began it.
-pub(crate) struct ChargeScope<'a> {
-    old: *mut bindings::mem_cgroup,
-    _memcg: PhantomData<&'a MemCgroup>,
-}
-
-impl Drop for ChargeScope<'_> {
-    fn drop(&mut self) {
-        // SAFETY: restores the value this task's scope replaced, on the same
-        // task (`ChargeScope` is not `Send`); whoever set it holds its
-        // reference for longer than this scope.
-        unsafe { rdma_sys::ucma_shim_set_active_memcg(self.old) };
     }
 }

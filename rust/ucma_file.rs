@@ -65,7 +65,6 @@ use crate::{
     },
     marshal,
     memcg::{
-        ChargeScope,
         MemCgroup,
         GFP_ACCOUNTED, //
     },
@@ -376,11 +375,11 @@ impl UcmaFile {
         )
     }
 
-    /// Charges what the calling task allocates with [`GFP_ACCOUNTED`] to the
-    /// opener's memory cgroup, until the scope is dropped: for the event
-    /// handler, which runs in a kernel worker.
-    pub(crate) fn charge_scope(&self) -> ChargeScope<'_> {
-        self.memcg.charge_scope()
+    /// Runs `f` with what the calling task allocates with [`GFP_ACCOUNTED`]
+    /// charged to the opener's memory cgroup: for the event handler, which
+    /// runs in a kernel worker.
+    pub(crate) fn charged<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.memcg.charged(f)
     }
 
     /// Locks the file's event queue and context list (F).
@@ -520,6 +519,13 @@ impl UcmaFile {
         let in_len = usize::from(req.in_len);
         let out = usize::from(req.out_len);
         let this_ref: &Self = &this;
+        // At the event cap, the commands after which rdma_cm reports events
+        // wait for room (max_events_per_file): repeated on ids whose events
+        // are never fetched (RESOLVE_ADDR after each ADDR_ERROR, say), they
+        // would grow the queue without bound.
+        if req.command.reports_events() && !this_ref.lock().event_room() {
+            return Err(ENOBUFS);
+        }
         match req.command {
             Command::CreateId => Arc::from(this).create_id(p, out),
             Command::DestroyId => this_ref.destroy_id(p, out),

@@ -108,6 +108,25 @@ impl Command {
     pub fn from_u32(n: u32) -> Option<Self> {
         Self::ALL.get(usize::try_from(n).ok()?).copied()
     }
+
+    /// Whether rdma_cm may report an event on the id after this command
+    /// succeeds, one the user can make again after that event without
+    /// fetching it (RESOLVE_ADDR after ADDR_ERROR, JOIN after LEAVE,
+    /// ...). ucma_rs refuses these while the file's event queue is at its
+    /// cap, which bounds the events rdma_cm reports by the ids.
+    pub const fn reports_events(self) -> bool {
+        matches!(
+            self,
+            Command::ResolveIp
+                | Command::ResolveAddr
+                | Command::ResolveRoute
+                | Command::ResolveIbService
+                | Command::Connect
+                | Command::Accept
+                | Command::JoinIpMcast
+                | Command::JoinMcast
+        )
+    }
 }
 
 /// `struct rdma_ucm_cmd_hdr`, decoded.
@@ -211,6 +230,24 @@ mod tests {
     fn header_round_trips() {
         let h = hdr(0x0102_0304, 0x0506, 0x0708);
         assert_eq!(CmdHeader::from_bytes(h.to_bytes()), h);
+    }
+
+    #[test]
+    fn commands_that_report_events() {
+        let n = Command::ALL.iter().filter(|c| c.reports_events()).count();
+        assert_eq!(n, 8);
+        // Neither the queue's reader nor the commands that only take ids
+        // away may be refused at the event cap.
+        for c in [
+            Command::GetEvent,
+            Command::DestroyId,
+            Command::LeaveMcast,
+            Command::MigrateId,
+            Command::Disconnect,
+            Command::Reject,
+        ] {
+            assert!(!c.reports_events(), "{c:?}");
+        }
     }
 
     #[test]
