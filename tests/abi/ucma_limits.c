@@ -383,18 +383,23 @@ out:
 static void caps_migrate_emfile(void)
 {
 	int full = open(DEV, O_RDWR), src = open(DEV, O_RDWR);
-	uint32_t id;
+	uint32_t id, first;
 
-	if (fill_ids(full, NULL) || create_id(src, 1, RDMA_PS_TCP, &id)) {
+	if (fill_ids(full, &first) || create_id(src, 1, RDMA_PS_TCP, &id)) {
 		ktap_result(0, __func__, "setup: %s", strerror(errno));
 		goto out;
 	}
 	EXPECT_ERRNO("caps_migrate_into_full_file_emfile", migrate_id(full, id, src), EMFILE);
-	ktap_result(fdinfo_value(src, "rdma_cm_ids") == 1 && fdinfo_value(full, "rdma_cm_ids") == CAP_IDS &&
+	ktap_result(fdinfo_value(src, "rdma_cm_ids") == 1 &&
+		    fdinfo_value(full, "rdma_cm_ids") == CAP_IDS &&
 		    fdinfo_value(full, "rdma_cm_ids_refused") == 1,
 		    "caps_migrate_refused_id_stays", "src ids %ld, full ids %ld refused %ld",
 		    fdinfo_value(src, "rdma_cm_ids"), fdinfo_value(full, "rdma_cm_ids"),
 		    fdinfo_value(full, "rdma_cm_ids_refused"));
+	/* An id migrated out of the full file makes room in it. */
+	ktap_result(!migrate_id(src, first, full) && fdinfo_value(full, "rdma_cm_ids") == CAP_IDS - 1 &&
+		    !create_id(full, 1, RDMA_PS_TCP, &id), "caps_migrate_out_makes_room",
+		    "full ids %ld: %s", fdinfo_value(full, "rdma_cm_ids"), strerror(errno));
 out:
 	close(full);
 	close(src);
@@ -405,7 +410,8 @@ static void caps_write_event_enobufs(void)
 {
 	struct rdma_ucm_event_resp ev;
 	int fd = open(DEV, O_RDWR), i, ok = 1;
-	uint32_t id;
+	struct sockaddr_in dst;
+	uint32_t id, other;
 
 	if (create_id(fd, 1, RDMA_PS_TCP, &id)) {
 		ktap_result(0, __func__, "create: %s", strerror(errno));
@@ -424,43 +430,62 @@ static void caps_write_event_enobufs(void)
 	ktap_result(!get_event(fd, &ev, sizeof(ev)) &&
 		    !write_user_event(fd, id, EV_USER, 0, 100), "caps_get_event_makes_room",
 		    "%s", strerror(errno));
+	/* Full again: the commands rdma_cm reports events after wait too. */
+	dst = ipv4("192.0.2.1", 0);
+	if (create_id(fd, 1, RDMA_PS_TCP, &other)) {
+		ktap_result(0, "caps_resolve_past_cap_enobufs", "create: %s", strerror(errno));
+		ktap_result(0, "caps_destroy_frees_event_room", "not run");
+		close(fd);
+		return;
+	}
+	EXPECT_ERRNO("caps_resolve_past_cap_enobufs", resolve_ip(fd, other, &dst), ENOBUFS);
+	/* Destroying the id whose events fill the queue empties it. */
+	ktap_result(!destroy_id(fd, id, NULL) && fdinfo_value(fd, "rdma_cm_events_queued") == 0 &&
+		    !write_user_event(fd, other, EV_USER, 0, 1), "caps_destroy_frees_event_room",
+		    "queued %ld: %s", fdinfo_value(fd, "rdma_cm_events_queued"), strerror(errno));
 	close(fd);
 }
 
 /*
- * A connect request to a listener whose file is full of events is dropped,
- * as one past the backlog (ib_cm's peer retries): counted, nothing queued.
+ * A connect request to a listener whose file is full, of events (@ids 0)
+ * or of ids (@ids 1), is dropped as one past the backlog (ib_cm's peer
+ * retries): counted, nothing queued, no id made.
  */
-static void caps_connect_request_dropped(void)
+static void caps_connect_request_dropped(const char *name, int ids, uint16_t port)
 {
+	const char *key = ids ? "rdma_cm_ids_refused" : "rdma_cm_events_refused";
 	const char *ip = getenv("RXE_IP"), *step;
 	struct sockaddr_in a;
 	int fl = open(DEV, O_RDWR), fc = open(DEV, O_RDWR), i, w;
-	uint32_t l, c;
+	uint32_t l, c, c2;
 	long refused = 0;
 
 	if (!ip) {
-		ktap_result(0, __func__, "RXE_IP is not set");
+		ktap_result(0, name, "RXE_IP is not set");
 		goto out;
 	}
-	a = ipv4(ip, 7471);
+	a = ipv4(ip, port);
 	step = route_to_listener(fl, fc, &a, &l, &c);
-	for (i = 0; !step && i < CAP_EVENTS; i++)
+	for (i = 0; !step && !ids && i < CAP_EVENTS; i++)
 		if (write_user_event(fl, l, EV_USER, 0, i))
 			step = "fill the listener's queue";
+	for (i = 1; !step && ids && i < CAP_IDS; i++)
+		if (create_id(fl, 1, RDMA_PS_TCP, &c2))
+			step = "fill the listener's file with ids";
 	if (!step && connect_id(fc, c, 0x123))
 		step = "connect";
 	if (step) {
-		ktap_result(0, __func__, "%s: %s", step, strerror(errno));
+		ktap_result(0, name, "%s: %s", step, strerror(errno));
 		goto out;
 	}
 	for (w = 0; w < 100 && refused < 1; w++) {
 		usleep(100000);
-		refused = fdinfo_value(fl, "rdma_cm_events_refused");
+		refused = fdinfo_value(fl, key);
 	}
-	ktap_result(refused >= 1 && fdinfo_value(fl, "rdma_cm_events_queued") == CAP_EVENTS &&
-		    fdinfo_value(fl, "rdma_cm_ids") == 1, __func__,
-		    "events_refused %ld, queued %ld, ids %ld", refused,
+	ktap_result(refused >= 1 &&
+		    fdinfo_value(fl, "rdma_cm_events_queued") == (ids ? 0 : CAP_EVENTS) &&
+		    fdinfo_value(fl, "rdma_cm_ids") == (ids ? CAP_IDS : 1), name,
+		    "%s %ld, queued %ld, ids %ld", key, refused,
 		    fdinfo_value(fl, "rdma_cm_events_queued"), fdinfo_value(fl, "rdma_cm_ids"));
 out:
 	close(fl);
@@ -478,9 +503,11 @@ int main(int argc, char **argv)
 	static const char *const caps_cases[] = {
 		"caps_in_fdinfo", "caps_create_id_past_cap_emfile", "caps_ids_refused_counted",
 		"caps_destroy_makes_room", "caps_per_file", "caps_migrate_into_full_file_emfile",
-		"caps_migrate_refused_id_stays", "caps_write_event_to_cap",
-		"caps_write_event_past_cap_enobufs", "caps_events_refused_counted",
-		"caps_get_event_makes_room", "caps_connect_request_dropped",
+		"caps_migrate_refused_id_stays", "caps_migrate_out_makes_room",
+		"caps_write_event_to_cap", "caps_write_event_past_cap_enobufs",
+		"caps_events_refused_counted", "caps_get_event_makes_room",
+		"caps_resolve_past_cap_enobufs", "caps_destroy_frees_event_room",
+		"caps_connect_request_dropped_events", "caps_connect_request_dropped_ids",
 	};
 	const char *const *names = memcg ? memcg_cases : caps_cases;
 	int n = memcg ? ARRAY_SIZE(memcg_cases) : ARRAY_SIZE(caps_cases), i;
@@ -506,7 +533,8 @@ int main(int argc, char **argv)
 		caps_create_id_emfile();
 		caps_migrate_emfile();
 		caps_write_event_enobufs();
-		caps_connect_request_dropped();
+		caps_connect_request_dropped("caps_connect_request_dropped_events", 0, 7471);
+		caps_connect_request_dropped("caps_connect_request_dropped_ids", 1, 7472);
 	}
 	return ktap_finish();
 }
