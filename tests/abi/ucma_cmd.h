@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -261,6 +262,25 @@ static inline const char *route_to_listener(int fl, int fc, const struct sockadd
 	if (resolve_route(fc, *client) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000))
 		return "resolve route";
 	return NULL;
+}
+
+/* The value of @key in /proc/self/fdinfo/@fd, or -1 if there is no line. */
+static inline long fdinfo_number(int fd, const char *key)
+{
+	char path[64], line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = strtol(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
 }
 
 /*

@@ -27,25 +27,6 @@
 #define CAP_EVENTS 32
 #define CGROOT "/sys/fs/cgroup"
 
-/* The value of @key in /proc/self/fdinfo/@fd, or -1 if there is no line. */
-static long fdinfo_value(int fd, const char *key)
-{
-	char path[64], line[256];
-	size_t n = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = strtol(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* Whether the loaded module has the limits (ucma_rs; not the C module). */
 static int module_has_limits(void)
 {
@@ -54,7 +35,7 @@ static int module_has_limits(void)
 
 	if (fd < 0)
 		return 0;
-	v = fdinfo_value(fd, "rdma_cm_ids_max");
+	v = fdinfo_number(fd, "rdma_cm_ids_max");
 	close(fd);
 	return v >= 0;
 }
@@ -129,6 +110,37 @@ static int cg_enter(const char *cg)
 	return write_file(path, "0");
 }
 
+/*
+ * Forks a child that has entered a fresh memory cgroup @cgname of @max
+ * bytes (its path in @cg) and reports through @p[1]; the parent keeps
+ * @p[0]. Returns the child's pid in the parent, 0 in the child, or -1 (the
+ * case reported failed).
+ */
+static pid_t fork_in_cgroup(const char *name, const char *cgname, long max, char *cg,
+			    size_t len, int p[2])
+{
+	const char *step = cg_make(cg, len, cgname, max);
+	pid_t pid;
+
+	if (step) {
+		ktap_result(0, name, "cgroup setup: %s: %s", step, strerror(errno));
+		return -1;
+	}
+	if (pipe(p)) {
+		ktap_result(0, name, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		if (cg_enter(cg))
+			_exit(2);
+		return 0;
+	}
+	close(p[1]);
+	return pid;
+}
+
 /* What a child process reports through its pipe. */
 struct child_report {
 	long created;	/* ids created before the first failure */
@@ -150,29 +162,18 @@ static void memcg_create_ids_enomem(void)
 {
 	const char *name = __func__;
 	struct child_report rep = { 0 };
-	const char *step;
 	char cg[256];
 	int p[2], st;
 	long kills, cur, i;
 	pid_t pid;
 
-	step = cg_make(cg, sizeof(cg), "ucma-limits", MEMCG_MAX);
-	if (step) {
-		ktap_result(0, name, "cgroup setup: %s: %s", step, strerror(errno));
+	pid = fork_in_cgroup(name, "ucma-limits", MEMCG_MAX, cg, sizeof(cg), p);
+	if (pid < 0)
 		return;
-	}
-	if (pipe(p)) {
-		ktap_result(0, name, "pipe: %s", strerror(errno));
-		return;
-	}
-	pid = fork();
 	if (pid == 0) {
 		int fd;
 		uint32_t id;
 
-		close(p[0]);
-		if (cg_enter(cg))
-			_exit(2);
 		fd = open(DEV, O_RDWR);
 		if (fd < 0)
 			_exit(3);
@@ -194,7 +195,6 @@ static void memcg_create_ids_enomem(void)
 			_exit(4);
 		_exit(0);
 	}
-	close(p[1]);
 	if (read(p[0], &rep, sizeof(rep)) != sizeof(rep))
 		rep.created = -1;
 	close(p[0]);
@@ -254,7 +254,7 @@ static void memcg_handler_events_charged(void)
 {
 	const char *name = __func__;
 	struct child_report rep = { 0 };
-	const char *ip = getenv("RXE_IP"), *step;
+	const char *ip = getenv("RXE_IP");
 	char cg[256];
 	int p[2], st;
 	pid_t pid;
@@ -263,25 +263,15 @@ static void memcg_handler_events_charged(void)
 		ktap_result(0, name, "RXE_IP is not set");
 		return;
 	}
-	step = cg_make(cg, sizeof(cg), "ucma-events", 256L << 20);
-	if (step) {
-		ktap_result(0, name, "cgroup setup: %s: %s", step, strerror(errno));
+	pid = fork_in_cgroup(name, "ucma-events", 256L << 20, cg, sizeof(cg), p);
+	if (pid < 0)
 		return;
-	}
-	if (pipe(p)) {
-		ktap_result(0, name, "pipe: %s", strerror(errno));
-		return;
-	}
-	pid = fork();
 	if (pid == 0) {
 		struct sockaddr_in dst = ipv4(ip, 0);
 		uint32_t ids[EVENTS_N];
 		long before;
 		int fd, i, w;
 
-		close(p[0]);
-		if (cg_enter(cg))
-			_exit(2);
 		fd = open(DEV, O_RDWR);
 		if (fd < 0)
 			_exit(3);
@@ -293,7 +283,7 @@ static void memcg_handler_events_charged(void)
 			if (resolve_ip(fd, ids[i], &dst))
 				_exit(6);
 		for (w = 0; w < 300; w++) {
-			rep.queued = fdinfo_value(fd, "rdma_cm_events_queued");
+			rep.queued = fdinfo_number(fd, "rdma_cm_events_queued");
 			if (rep.queued >= EVENTS_N)
 				break;
 			usleep(100000);
@@ -304,7 +294,6 @@ static void memcg_handler_events_charged(void)
 		close(fd);
 		_exit(0);
 	}
-	close(p[1]);
 	if (read(p[0], &rep, sizeof(rep)) != sizeof(rep))
 		rep.queued = -1;
 	close(p[0]);
@@ -326,8 +315,8 @@ static void memcg_handler_events_charged(void)
 static void caps_in_fdinfo(void)
 {
 	int fd = open(DEV, O_RDWR);
-	long ids = fdinfo_value(fd, "rdma_cm_ids_max"), evs = fdinfo_value(fd, "rdma_cm_events_max");
-	long r1 = fdinfo_value(fd, "rdma_cm_ids_refused"), r2 = fdinfo_value(fd, "rdma_cm_events_refused");
+	long ids = fdinfo_number(fd, "rdma_cm_ids_max"), evs = fdinfo_number(fd, "rdma_cm_events_max");
+	long r1 = fdinfo_number(fd, "rdma_cm_ids_refused"), r2 = fdinfo_number(fd, "rdma_cm_events_refused");
 
 	ktap_result(ids == CAP_IDS && evs == CAP_EVENTS && !r1 && !r2, __func__,
 		    "ids_max %ld events_max %ld ids_refused %ld events_refused %ld", ids, evs,
@@ -365,8 +354,8 @@ static void caps_create_id_emfile(void)
 		goto out;
 	}
 	EXPECT_ERRNO("caps_create_id_past_cap_emfile", create_id(fd, 1, RDMA_PS_TCP, &id), EMFILE);
-	ids = fdinfo_value(fd, "rdma_cm_ids");
-	refused = fdinfo_value(fd, "rdma_cm_ids_refused");
+	ids = fdinfo_number(fd, "rdma_cm_ids");
+	refused = fdinfo_number(fd, "rdma_cm_ids_refused");
 	ktap_result(ids == CAP_IDS && refused == 1, "caps_ids_refused_counted",
 		    "rdma_cm_ids %ld, rdma_cm_ids_refused %ld; want %d and 1", ids, refused,
 		    CAP_IDS);
@@ -390,16 +379,16 @@ static void caps_migrate_emfile(void)
 		goto out;
 	}
 	EXPECT_ERRNO("caps_migrate_into_full_file_emfile", migrate_id(full, id, src), EMFILE);
-	ktap_result(fdinfo_value(src, "rdma_cm_ids") == 1 &&
-		    fdinfo_value(full, "rdma_cm_ids") == CAP_IDS &&
-		    fdinfo_value(full, "rdma_cm_ids_refused") == 1,
+	ktap_result(fdinfo_number(src, "rdma_cm_ids") == 1 &&
+		    fdinfo_number(full, "rdma_cm_ids") == CAP_IDS &&
+		    fdinfo_number(full, "rdma_cm_ids_refused") == 1,
 		    "caps_migrate_refused_id_stays", "src ids %ld, full ids %ld refused %ld",
-		    fdinfo_value(src, "rdma_cm_ids"), fdinfo_value(full, "rdma_cm_ids"),
-		    fdinfo_value(full, "rdma_cm_ids_refused"));
+		    fdinfo_number(src, "rdma_cm_ids"), fdinfo_number(full, "rdma_cm_ids"),
+		    fdinfo_number(full, "rdma_cm_ids_refused"));
 	/* An id migrated out of the full file makes room in it. */
-	ktap_result(!migrate_id(src, first, full) && fdinfo_value(full, "rdma_cm_ids") == CAP_IDS - 1 &&
+	ktap_result(!migrate_id(src, first, full) && fdinfo_number(full, "rdma_cm_ids") == CAP_IDS - 1 &&
 		    !create_id(full, 1, RDMA_PS_TCP, &id), "caps_migrate_out_makes_room",
-		    "full ids %ld: %s", fdinfo_value(full, "rdma_cm_ids"), strerror(errno));
+		    "full ids %ld: %s", fdinfo_number(full, "rdma_cm_ids"), strerror(errno));
 out:
 	close(full);
 	close(src);
@@ -423,10 +412,10 @@ static void caps_write_event_enobufs(void)
 	ktap_result(ok, "caps_write_event_to_cap", "event %d: %s", i, strerror(errno));
 	EXPECT_ERRNO("caps_write_event_past_cap_enobufs", write_user_event(fd, id, EV_USER, 0, 99),
 		     ENOBUFS);
-	ktap_result(fdinfo_value(fd, "rdma_cm_events_queued") == CAP_EVENTS &&
-		    fdinfo_value(fd, "rdma_cm_events_refused") == 1, "caps_events_refused_counted",
-		    "queued %ld refused %ld", fdinfo_value(fd, "rdma_cm_events_queued"),
-		    fdinfo_value(fd, "rdma_cm_events_refused"));
+	ktap_result(fdinfo_number(fd, "rdma_cm_events_queued") == CAP_EVENTS &&
+		    fdinfo_number(fd, "rdma_cm_events_refused") == 1, "caps_events_refused_counted",
+		    "queued %ld refused %ld", fdinfo_number(fd, "rdma_cm_events_queued"),
+		    fdinfo_number(fd, "rdma_cm_events_refused"));
 	ktap_result(!get_event(fd, &ev, sizeof(ev)) &&
 		    !write_user_event(fd, id, EV_USER, 0, 100), "caps_get_event_makes_room",
 		    "%s", strerror(errno));
@@ -440,9 +429,9 @@ static void caps_write_event_enobufs(void)
 	}
 	EXPECT_ERRNO("caps_resolve_past_cap_enobufs", resolve_ip(fd, other, &dst), ENOBUFS);
 	/* Destroying the id whose events fill the queue empties it. */
-	ktap_result(!destroy_id(fd, id, NULL) && fdinfo_value(fd, "rdma_cm_events_queued") == 0 &&
+	ktap_result(!destroy_id(fd, id, NULL) && fdinfo_number(fd, "rdma_cm_events_queued") == 0 &&
 		    !write_user_event(fd, other, EV_USER, 0, 1), "caps_destroy_frees_event_room",
-		    "queued %ld: %s", fdinfo_value(fd, "rdma_cm_events_queued"), strerror(errno));
+		    "queued %ld: %s", fdinfo_number(fd, "rdma_cm_events_queued"), strerror(errno));
 	close(fd);
 }
 
@@ -480,13 +469,13 @@ static void caps_connect_request_dropped(const char *name, int ids, uint16_t por
 	}
 	for (w = 0; w < 100 && refused < 1; w++) {
 		usleep(100000);
-		refused = fdinfo_value(fl, key);
+		refused = fdinfo_number(fl, key);
 	}
 	ktap_result(refused >= 1 &&
-		    fdinfo_value(fl, "rdma_cm_events_queued") == (ids ? 0 : CAP_EVENTS) &&
-		    fdinfo_value(fl, "rdma_cm_ids") == (ids ? CAP_IDS : 1), name,
+		    fdinfo_number(fl, "rdma_cm_events_queued") == (ids ? 0 : CAP_EVENTS) &&
+		    fdinfo_number(fl, "rdma_cm_ids") == (ids ? CAP_IDS : 1), name,
 		    "%s %ld, queued %ld, ids %ld", key, refused,
-		    fdinfo_value(fl, "rdma_cm_events_queued"), fdinfo_value(fl, "rdma_cm_ids"));
+		    fdinfo_number(fl, "rdma_cm_events_queued"), fdinfo_number(fl, "rdma_cm_ids"));
 out:
 	close(fl);
 	close(fc);

@@ -136,25 +136,6 @@ static int c_module_loaded(void)
 	return found;
 }
 
-/* The value of fdinfo line @key of @fd; -1 if the line is missing. */
-static long fdinfo_count(int fd, const char *key)
-{
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':')
-			v = atol(line + klen + 1);
-	fclose(f);
-	return v;
-}
-
 /*
  * fdinfo of the file with every id made by scale_one_file_300k(): all
  * counted, all idle (ucma_rs only: the C module prints no such lines).
@@ -171,9 +152,9 @@ static void scale_fdinfo_300k(int fd, long made)
 		return;
 	}
 	t = now_ns();
-	n = fdinfo_count(fd, "rdma_cm_ids");
+	n = fdinfo_number(fd, "rdma_cm_ids");
 	t = now_ns() - t;
-	idle = fdinfo_count(fd, "rdma_cm_ids_idle");
+	idle = fdinfo_number(fd, "rdma_cm_ids_idle");
 	printf("# %s: fdinfo of %ld ids read in %.3f ms\n", __func__, n, t / 1e6);
 	ktap_result(n == made && idle == made, __func__,
 		    "rdma_cm_ids %ld, rdma_cm_ids_idle %ld, want %ld each", n, idle, made);
