@@ -65,7 +65,7 @@ for S in $servers; do
 				"$ready $port && $on_c rstream -s $sip -p $port -S 4096 -C $xfers -I 10 -T v"
 			[ $t = rxe ] || continue
 			# rxe only: over siw between two guests the ucmatose
-			# client ends with CONNECT_ERROR -22 with either module
+			# client often ends with CONNECT_ERROR -22, whichever module
 			# (Documentation/clients.rst, "Two hosts").
 			next_port
 			add "ucmatose_$tag" "$on_s ucmatose -b $sip -p $port -c $conns -C $msgs -S 1024" \
