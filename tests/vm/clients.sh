@@ -12,7 +12,6 @@ set -u
 filter=${1:-}
 logdir=${CLIENT_LOGS:-/tmp/ucma-clients}
 mkdir -p "$logdir"
-n=0 fail=0 retried=0 port=7500
 # Iteration counts: the full ones, or a tenth to a fifth of them on the debug
 # kernel (KASAN and lockdep under TCG), where the point is the oracles.
 if [ "${UCMA_KERNEL:-default}" = debug ]; then
@@ -20,38 +19,7 @@ if [ "${UCMA_KERNEL:-default}" = debug ]; then
 else
 	pings=100 conns=10 msgs=20 times=500 xfers=100
 fi
-declare -a names=() cases=()
-
-# add NAME SERVER_CMD CLIENT_CMD [forever]: a server/client pair. A "forever"
-# server is killed once the client is done; otherwise it must exit 0.
-add() {
-	case $1 in *"$filter"*) ;; *) return ;; esac
-	names+=("$1")
-	cases+=("$2"$'\n'"$3"$'\n'"${4:-}")
-}
-
-run_pair() { # $1 name $2 server $3 client $4 forever
-	local name=$1 srv_cmd=$2 cli_cmd=$3 forever=$4 srv rc src
-	timeout 120 bash -c "$srv_cmd" >"$logdir/$name.server" 2>&1 &
-	srv=$!
-	sleep 1.5
-	timeout 120 bash -c "$cli_cmd" >"$logdir/$name.client" 2>&1
-	rc=$?
-	if [ -n "$forever" ]; then
-		kill "$srv" 2>/dev/null
-		wait "$srv" 2>/dev/null
-		src=0
-	else
-		wait "$srv"
-		src=$?
-	fi
-	[ $rc = 0 ] && [ $src = 0 ] || {
-		echo "# $name: client rc $rc, server rc $src"
-		return 1
-	}
-}
-
-next_port() { port=$((port + 1)); }
+. "$(dirname "$0")/client-pairs.sh"
 
 for t in siw rxe; do
 	for v in 4 6; do
@@ -88,33 +56,7 @@ for t in siw rxe; do
 	done
 done
 
-echo "KTAP version 1"
-echo "1..$((${#names[@]} + 1))"
-for i in "${!names[@]}"; do
-	name=${names[$i]}
-	IFS=$'\n' read -r -d '' srv_cmd cli_cmd forever <<<"${cases[$i]}"
-	n=$((n + 1))
-	if run_pair "$name" "$srv_cmd" "$cli_cmd" "$forever"; then
-		echo "ok $n $name"
-	elif echo "# $name failed once, retrying on another port" && sleep 2 &&
-		run_pair "$name" "${srv_cmd/-p /-p 1}" "${cli_cmd/-p /-p 1}" "$forever"; then
-		echo "ok $n $name # passed on retry"
-		retried=$((retried + 1))
-	else
-		echo "not ok $n $name # client: $(tail -n 3 "$logdir/$name.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$name.server" | tr '\n' ' ')"
-		fail=$((fail + 1))
-	fi
-done
-
-# Every id is gone once the tools have exited.
-n=$((n + 1))
+run_cases 1
 sleep 1
-left=$(rdma resource show cm_id 2>&1)
-if [ -z "$left" ]; then
-	echo "ok $n no_cm_id_left"
-else
-	echo "not ok $n no_cm_id_left # $(echo "$left" | head -n 5 | tr '\n' ' ')"
-	fail=$((fail + 1))
-fi
-echo "# $((n - fail - retried)) passed, $fail failed, 0 skipped, $retried retried"
-[ $fail = 0 ]
+no_cm_id_left no_cm_id_left "rdma resource show cm_id"
+summary
