@@ -27,12 +27,13 @@ pub(crate) const GFP_ACCOUNTED_RAW: bindings::gfp_t = rdma_sys::UCMA_GFP_ACCOUNT
 ///
 /// `kernel::alloc::flags` has no `__GFP_RETRY_MAYFAIL`, nor a way to make
 /// `Flags` from bits.
-// SAFETY: `Flags` is `struct Flags(u32)`: a single `u32` field, and
-// `transmute` checks at compile time that `Flags` is no larger, so the field
-// is all of its bytes. Every `u32` is a valid `Flags` (its operators make any
-// bit pattern), and these bits are a valid `gfp_t`.
-pub(crate) const GFP_ACCOUNTED: Flags =
-    unsafe { core::mem::transmute::<bindings::gfp_t, Flags>(GFP_ACCOUNTED_RAW) };
+pub(crate) const GFP_ACCOUNTED: Flags = {
+    // SAFETY: `Flags` is `struct Flags(u32)`: a single `u32` field, and
+    // `transmute` checks at compile time that `Flags` is no larger, so the
+    // field is all of its bytes. Every `u32` is a valid `Flags` (its
+    // operators make any bit pattern), and these bits are a valid `gfp_t`.
+    unsafe { core::mem::transmute::<bindings::gfp_t, Flags>(GFP_ACCOUNTED_RAW) }
+};
 
 /// A counted reference to a memory cgroup.
 ///

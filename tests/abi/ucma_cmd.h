@@ -283,6 +283,22 @@ static inline long fdinfo_number(int fd, const char *key)
 	return v;
 }
 
+/* Whether the C rdma_ucm serves /dev/infiniband/rdma_cm now. */
+static inline int c_module_loaded(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/modules", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "rdma_ucm ", 9))
+			found = 1;
+	fclose(f);
+	return found;
+}
+
 /*
  * The id the next context gets. Ids are allocated lowest-free from one
  * table, so once a test has left nothing behind this is the first id again.

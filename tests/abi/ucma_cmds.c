@@ -687,22 +687,6 @@ static long join_uid(int fd, uint32_t id, const char *group, uint64_t uid, uint3
 	return ret;
 }
 
-/* Whether the C rdma_ucm serves /dev/infiniband/rdma_cm now. */
-static int c_module_loaded(void)
-{
-	char line[256];
-	FILE *f = fopen("/proc/modules", "r");
-	int found = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "rdma_ucm ", 9))
-			found = 1;
-	fclose(f);
-	return found;
-}
-
 /*
  * Two joins of one address on one id (a deliberate difference, see
  * Documentation/abi.rst). In the C module LEAVE of the first tears down
