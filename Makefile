@@ -19,6 +19,9 @@
 #   make bench            ucma_rs against the C rdma_ucm in one VM boot:
 #                         a table of medians and ratios, and plots
 #                         (BENCH_ROUNDS=N, default 5)
+#   make mutants          the kept one-line faults (tests/mutants/*.patch):
+#                         each built and booted with the suite that must
+#                         catch it; a table of caught/survived
 #   make fmt / fmt-check  rustfmt with the kernel's config
 
 KERNEL ?= default
@@ -50,7 +53,7 @@ INSTALL_MOD_PATH ?=
 MODPROBE_D = $(INSTALL_MOD_PATH)/etc/modprobe.d
 
 .PHONY: all help modules modules_install provider-ucma-rs provider-rdma-ucm clean run check \
-	host-test vm-test fmt fmt-check setup bench
+	host-test vm-test fmt fmt-check setup bench mutants
 
 all: modules
 
@@ -94,6 +97,9 @@ run:
 
 check:
 	scripts/check --kernel $(KERNEL)
+
+mutants:
+	scripts/mutants --kernel $(KERNEL)
 
 bench:
 	scripts/bench --rounds $(or $(BENCH_ROUNDS),5)

@@ -65,3 +65,20 @@ kernel_dir() {
 	[ -e "$link" ] || return 1
 	readlink -f "$link"
 }
+
+# The userspace tests: the C harnesses against the uapi headers of kernel $1,
+# and the Rust harness (tests/abi_rs).
+build_tests() {
+	local t b=$UCMA_ROOT/tests/build
+	mkdir -p "$b"
+	for t in ucma_abi ucma_cmds ucma_diff ucma_scale ucma_limits ucma_races ucma_peer \
+		ucma_failnth ucma_handler_faults; do
+		gcc -O2 -Wall -Werror -pthread -I "$1/usr/include" -o "$b/$t" "$UCMA_ROOT/tests/abi/$t.c" \
+			$(case $t in ucma_races | ucma_peer) echo -libverbs ;; esac)
+	done
+	gcc -O2 -Wall -Werror -pthread -I "$1/usr/include" -o "$b/ucma_fuzz" \
+		"$UCMA_ROOT/tests/fuzz/ucma_fuzz.c" -libverbs
+	cargo build --release --quiet --manifest-path "$UCMA_ROOT/tests/abi_rs/Cargo.toml" \
+		--target-dir "$b/cargo"
+	cp "$b/cargo/release/ucma_abi_rs" "$b/"
+}

@@ -4,10 +4,20 @@
 # server/client pairs of real tools as KTAP cases. A failed pair is retried
 # once on another port (soft-RDMA under TCG is occasionally flaky) and the
 # retry reported: "ok N name # passed on retry", counted as retried, not
-# passed. Expects $filter (only cases whose name contains it) and $logdir.
+# passed. A retry is no pass: scripts/check fails the run when a case needed
+# one under ucma_rs but neither needed one nor failed under the C module
+# (scripts/retry-compare). To tell a shared flake from a ucma_rs-only fault,
+# the C boot runs each case that was retried under ucma_rs (listed, one
+# name a line, in $UCMA_ROOT/tests/build/clients-probe) PROBE_RUNS more
+# times after its cases and reports "# retry-probe NAME: F of P runs
+# failed". Names are compared with their numbers as "N" (cmtime_500_... on
+# the default kernel is cmtime_50_... on the debug kernel).
+# Expects $filter (only cases whose name contains it) and $logdir.
 n=0 fail=0 retried=0 port=7500
-# Seconds between starting a server and its client (pair.sh makes the
-# client wait for the server instead).
+# A client starts once its server listens (an rdma_cm id in state LISTEN on
+# the server's port, "rdma resource show cm_id"), or, for a server that
+# listens on no port (mckey), start_delay seconds after it. pair.sh sets
+# start_delay=0: its clients wait for their server themselves.
 start_delay=${start_delay:-1.5}
 declare -a names=() cases=()
 
@@ -21,11 +31,40 @@ add() {
 
 next_port() { port=$((port + 1)); }
 
+# The port an rdma_cm id of server command $1 listens on: its "-p PORT",
+# udaddy's default, or nothing (mckey joins a group and listens on none).
+listen_port() {
+	case $1 in
+	*" -p "*) sed -n 's/.* -p \([0-9]*\).*/\1/p' <<<"$1" ;;
+	udaddy*) echo 7174 ;;
+	esac
+}
+
+# wait_listen PORT PID: until an id listens on PORT (30 s at most), or the
+# server (PID) has exited.
+wait_listen() {
+	local i
+	for i in $(seq 150); do
+		rdma resource show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$1( |$)" &&
+			return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
 run_pair() { # $1 name $2 server $3 client $4 forever
-	local name=$1 srv_cmd=$2 cli_cmd=$3 forever=$4 srv rc src i
+	local name=$1 srv_cmd=$2 cli_cmd=$3 forever=$4 srv rc src i lport
 	timeout 120 bash -c "$srv_cmd" >"$logdir/$name.server" 2>&1 &
 	srv=$!
-	sleep "$start_delay"
+	lport=$(listen_port "$srv_cmd")
+	if [ "$start_delay" = 0 ]; then
+		:
+	elif [ -n "$lport" ]; then
+		wait_listen "$lport" "$srv" || echo "# $name: nothing listens on port $lport"
+	else
+		sleep "$start_delay"
+	fi
 	timeout 120 bash -c "$cli_cmd" >"$logdir/$name.client" 2>&1
 	rc=$?
 	if [ -n "$forever" ]; then
@@ -69,6 +108,30 @@ run_cases() {
 			echo "not ok $n $name # client: $(tail -n 3 "$logdir/$name.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$name.server" | tr '\n' ' ')"
 			fail=$((fail + 1))
 		fi
+	done
+}
+
+# A case name as scripts/retry-compare compares it: numbers as "N" (the
+# same case on either kernel), pair.sh's _server_a/_server_b as _pair.
+norm_name() { sed -E -e 's/_server_[ab]$/_pair/' -e 's/_[0-9]+(_|$)/_N\1/g' <<<"$1"; }
+
+# probe_retried: in the C boot, each case of this suite that was retried
+# under ucma_rs (tests/build/clients-probe) runs PROBE_RUNS (3) more times,
+# on ports 3PORT, 4PORT, 5PORT; not KTAP cases, "# retry-probe" lines that
+# scripts/retry-compare reads.
+probe_retried() {
+	local list=${UCMA_ROOT:-.}/tests/build/clients-probe i k name srv_cmd cli_cmd forever f
+	[ "${UCMA_MODULE:-}" = c ] && [ -s "$list" ] || return 0
+	for i in "${!names[@]}"; do
+		name=${names[$i]}
+		grep -qxF "$(norm_name "$name")" "$list" || continue
+		IFS=$'\n' read -r -d '' srv_cmd cli_cmd forever <<<"${cases[$i]}"
+		f=0
+		for k in $(seq "${PROBE_RUNS:-3}"); do
+			run_pair "$name" "${srv_cmd//-p /-p $((k + 2))}" "${cli_cmd//-p /-p $((k + 2))}" \
+				"$forever" >/dev/null || f=$((f + 1))
+		done
+		echo "# retry-probe $name: $f of ${PROBE_RUNS:-3} runs failed"
 	done
 }
 

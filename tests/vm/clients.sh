@@ -57,6 +57,7 @@ for t in siw rxe; do
 done
 
 run_cases 1
+probe_retried
 sleep 1
 no_cm_id_left no_cm_id_left "rdma resource show cm_id"
 summary

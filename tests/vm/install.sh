@@ -60,8 +60,15 @@ autoload_case() { # $1 case name $2 wanted module $3 the other
 }
 rping_pair() { # $1 address: a short verified rping, both sides through librdmacm
 	timeout 60 rping -s -a "$1" -C 3 -V >/tmp/install-rping-s.log 2>&1 &
-	local srv=$! rc src
-	sleep 1
+	local srv=$! rc src i
+	# The client starts once the server listens (rping's port, 7174): the
+	# server's first open may wait for modprobe to load the uCMA module.
+	for i in $(seq 150); do
+		rdma resource show cm_id 2>/dev/null | grep -qE 'state LISTEN .*src-addr [^ ]*:7174( |$)' &&
+			break
+		kill -0 $srv 2>/dev/null || break
+		sleep 0.2
+	done
 	timeout 60 rping -c -a "$1" -C 3 -V >/tmp/install-rping-c.log 2>&1
 	rc=$?
 	wait $srv

@@ -90,6 +90,7 @@ for S in $servers; do
 	echo "# ucma-$S runs the servers of the cases *_server_$S ($(module_of $S)), the other guest their clients"
 done
 run_cases 2
+probe_retried
 sleep 1
 no_cm_id_left no_cm_id_left_a "$agent on a rdma resource show cm_id"
 no_cm_id_left no_cm_id_left_b "$agent on b rdma resource show cm_id"
