@@ -11,10 +11,14 @@
 # loaded on exit. Every harness must exist, exit 0 and print exactly the
 # number of cases tests/vm/differential-expected gives it, in both runs:
 # otherwise the environment is broken and the run fails, whatever the
-# comparison says. Prints KTAP and "differential: N cases (S success
-# paths, R reply images), M differences, K explained", S counting the
-# cases that logged a successful return or reply bytes, R those that logged
-# reply bytes.
+# comparison says. Prints KTAP and "differential: R reply images and F
+# free-form observations compared; N cases in all (S success paths; ...),
+# M differences, K explained": R counts the cases that logged reply bytes,
+# F the observations of another kind than rc, pass and reply (the two that
+# can differ while each harness passes); the other cases log return values
+# and verdicts that each harness asserts against its expectation in both
+# runs, so they are equal whenever both runs pass. S counts the cases that
+# logged a successful return or reply bytes.
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
@@ -99,6 +103,9 @@ cases=$(cut -d' ' -f1 "$work/rust.keyed" "$work/c.keyed" | sort -u | wc -l)
 success=$(awk '($2 == "rc" && $3 == 0) || $2 == "reply" { print $1 }' "$work/rust.obs" "$work/c.obs" |
 	sort -u | wc -l)
 replies=$(awk '$2 == "reply" { print $1 }' "$work/rust.obs" "$work/c.obs" | sort -u | wc -l)
+# Observations of any other kind than rc, pass and reply (free-form lines).
+free=$(awk '$2 != "rc" && $2 != "pass" && $2 != "reply" { print $1 " " $2 }' "$work/rust.obs" \
+	"$work/c.obs" | sort -u | wc -l)
 join -t $'\t' -a1 -a2 -e MISSING -o 0,1.2,2.2 "$work/rust.keyed" "$work/c.keyed" >"$work/joined"
 differing=$(awk -F'\t' '$2 != $3 { split($1, a, " "); print a[1] }' "$work/joined" | sort -u)
 diffs=0 explained=0 unexplained=0
@@ -129,6 +136,6 @@ elif [ $unexplained = 0 ]; then
 else
 	echo "not ok 2 differential_no_unexplained # $unexplained unexplained of $cases cases"
 fi
-echo "differential: $cases cases ($success success paths, $replies reply images), $diffs differences, $explained explained"
+echo "differential: $replies reply images and $free free-form observations compared; $cases cases in all ($success success paths; the others log errnos and verdicts each run asserts by itself), $diffs differences, $explained explained"
 rm -rf "$work"
 [ $ok = 1 ] && [ $unexplained = 0 ]
