@@ -32,6 +32,22 @@
 #define EV_USER 18
 #define QPT_UD 4
 
+/*
+ * The highest context id this process was handed (by CREATE_ID or in an
+ * event), or -1: how far a leak check must look (ids_free_from()).
+ */
+static int64_t ids_seen_max __attribute__((unused)) = -1;
+
+static inline void note_id_seen(uint32_t id)
+{
+	int64_t cur = __atomic_load_n(&ids_seen_max, __ATOMIC_RELAXED);
+
+	while ((int64_t)id > cur &&
+	       !__atomic_compare_exchange_n(&ids_seen_max, &cur, (int64_t)id, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
 static inline long cmd(int fd, uint32_t op, void *in, uint16_t in_len, uint16_t out_len)
 {
 	struct {
@@ -54,7 +70,8 @@ static inline long cmd(int fd, uint32_t op, void *in, uint16_t in_len, uint16_t 
 
 #define CMD(fd, op, s, out) cmd(fd, op, &(s), sizeof(s), out)
 
-static inline int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
+/* CREATE_ID, without noting the id in ids_seen_max (for the probes). */
+static inline int create_id_unseen(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
 {
 	struct rdma_ucm_create_id c = { .uid = uid, .ps = ps, .qp_type = 0 };
 	struct rdma_ucm_create_id_resp r = { .id = ~0u };
@@ -64,6 +81,14 @@ static inline int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
 	ret = CMD(fd, RDMA_USER_CM_CMD_CREATE_ID, c, sizeof(r));
 	*id = ret ? ~0u : r.id;
 	return ret ? -1 : 0;
+}
+
+static inline int create_id(int fd, uint64_t uid, uint16_t ps, uint32_t *id)
+{
+	if (create_id_unseen(fd, uid, ps, id))
+		return -1;
+	note_id_seen(*id);
+	return 0;
 }
 
 static inline long destroy_id(int fd, uint32_t id, uint32_t *reported)
@@ -82,8 +107,11 @@ static inline long destroy_id(int fd, uint32_t id, uint32_t *reported)
 static inline long get_event(int fd, struct rdma_ucm_event_resp *ev, uint16_t out)
 {
 	struct rdma_ucm_get_event g = { .response = (uintptr_t)ev };
+	long ret = CMD(fd, RDMA_USER_CM_CMD_GET_EVENT, g, out);
 
-	return CMD(fd, RDMA_USER_CM_CMD_GET_EVENT, g, out);
+	if (!ret && out >= sizeof(*ev))
+		note_id_seen(ev->id);
+	return ret;
 }
 
 static inline long write_user_event(int fd, uint32_t id, uint32_t event, uint32_t status, uint64_t arg)
@@ -308,9 +336,78 @@ static inline uint32_t probe_id(void)
 	uint32_t id = ~0u;
 	int fd = open(DEV, O_RDWR | O_CLOEXEC);
 
-	create_id(fd, 1, RDMA_PS_TCP, &id);
+	create_id_unseen(fd, 1, RDMA_PS_TCP, &id);
 	close(fd);
 	return id;
+}
+
+/*
+ * Whether the @n context ids @base..@base+@n-1 are all free: a fresh file
+ * creates @n ids and must get exactly those, in that order (both modules
+ * hand out the lowest free id: C's xa_alloc() on ctx_table, ucma_rs's
+ * id_table.rs), then is closed. This sees a context left at any of those
+ * ids, bound to a device or not. Cost: @n CREATE_IDs and a close (about
+ * 10 us per id under TCG). Unless NULL, *@first_taken is set to the lowest
+ * id of the range that was in use, to the id handed out instead if that
+ * was below @base (then @base was not the lowest free id), to ~0u if all
+ * were free or if the probe itself failed (open or CREATE_ID: errno set).
+ */
+static inline int ids_free_from_at(uint32_t base, unsigned int n, uint32_t *first_taken)
+{
+	int fd = open(DEV, O_RDWR | O_CLOEXEC), ok = fd >= 0, e;
+	uint32_t id, taken = ~0u;
+	unsigned int k;
+
+	for (k = 0; k < n && ok; k++) {
+		if (create_id_unseen(fd, 1, RDMA_PS_TCP, &id)) {
+			ok = 0;
+		} else if (id != base + k) {
+			taken = id > base + k ? base + k : id;
+			ok = 0;
+		}
+	}
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	errno = e;
+	if (first_taken)
+		*first_taken = taken;
+	return ok;
+}
+
+/* ids_free_from_at() without the diagnostic: nonzero if all @n are free. */
+static inline int ids_free_from(uint32_t base, unsigned int n)
+{
+	return ids_free_from_at(base, n, NULL);
+}
+
+/*
+ * ids_free_from_at(), once it holds or @ms have passed: a context of a
+ * closed file may still be torn down by a handler that raced the close.
+ */
+static inline int ids_free_after(uint32_t base, unsigned int n, int ms, uint32_t *first_taken)
+{
+	int ok = ids_free_from_at(base, n, first_taken);
+
+	for (; !ok && ms > 0; ms -= 50) {
+		usleep(50000);
+		ok = ids_free_from_at(base, n, first_taken);
+	}
+	return ok;
+}
+
+/*
+ * How many ids from @base a leak check probes: every id this process was
+ * handed (ids_seen_max), plus @margin for ids it never saw (the children
+ * of connect requests it never fetched, the id of a CREATE_ID whose reply
+ * faulted), at most 1 << 20 (ucma_rs's default max_ids_per_file).
+ */
+static inline unsigned int ids_to_probe(uint32_t base, unsigned int margin)
+{
+	int64_t high = __atomic_load_n(&ids_seen_max, __ATOMIC_RELAXED);
+	int64_t n = (high >= (int64_t)base ? high - base + 1 : 0) + margin;
+
+	return n > (1 << 20) ? 1 << 20 : (unsigned int)n;
 }
 
 /*

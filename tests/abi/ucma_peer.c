@@ -20,8 +20,9 @@
  * any work is queued, which ucma_races class18 checks.
  *
  * Each case requires the exact event sequence and status, and leaves
- * nothing behind: every id destroyed, rdma_cm listing none, the next
- * context getting the first id. Needs root, rdma_rxe, siw, veth, bonding.
+ * nothing behind: every id destroyed, rdma_cm listing none, every context
+ * id it can have used free again (see end_case()). Needs root, rdma_rxe,
+ * siw, veth, bonding.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -82,16 +83,30 @@ static void begin_case(void)
 	why[0] = 0;
 }
 
-/* Ends a case: its own checks, then nothing left behind. */
+/*
+ * Context ids a case may have taken beyond the highest it was handed
+ * (ids_to_probe()): a peer's request child never fetched, one at a time
+ * here. 64 covers them many times over, for 64 CREATE_IDs per case.
+ */
+#define ID_PROBE_MARGIN 64
+
+/*
+ * Ends a case: its own checks, then nothing left behind: rdma_cm lists no
+ * id, and every context id the case can have used is free again.
+ */
 static void end_case(const char *name)
 {
-	uint32_t id = probe_id();
 	int cm_ids = listed_cm_ids_after(3000);
+	unsigned int n = ids_to_probe(base_id, ID_PROBE_MARGIN);
+	uint32_t taken;
+	int ids_ok = ids_free_after(base_id, n, 3000, &taken);
 
 	if (!failed_step && cm_ids)
 		fail("%d cm_ids left", cm_ids);
-	if (!failed_step && id != base_id)
-		fail("next id %u, first id %u", id, base_id);
+	if (!failed_step && !ids_ok && taken == ~0u)
+		fail("the id probe failed: %s", strerror(errno));
+	else if (!failed_step && !ids_ok)
+		fail("id %u of %u..%u still taken", taken, base_id, base_id + n - 1);
 	ktap_result(!failed_step, name, "%s", why);
 }
 
@@ -634,6 +649,12 @@ int main(void)
 		return 1;
 	}
 	base_id = probe_id();
+	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN)) {
+		printf("Bail out! ids %u..%u are not free at the start\n", base_id,
+		       base_id + ID_PROBE_MARGIN - 1);
+		peer_down();
+		return 1;
+	}
 	peer_neighbour_resolution();
 	peer_addr_error();
 	peer_rejected_without_listener_rxe();

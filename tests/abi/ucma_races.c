@@ -5,8 +5,9 @@
  * three threads released together by a barrier, repeated RACE_ITERS times
  * (default 200) so that the windows are hit on 2 vCPUs. Each case checks
  * that every call returned success or an errno the C module can return for
- * it, and that nothing was left behind (the next context gets the first id
- * again); the splat gate and kmemleak of scripts/guest-init do the rest.
+ * it, and that nothing was left behind (the ids from the first one on, as
+ * far as any was handed out, are free again: see end_case()); the splat
+ * gate and kmemleak of scripts/guest-init do the rest.
  * Needs RXE_IP and SIW_IP (scripts/vm-run). Prints KTAP.
  */
 #define _GNU_SOURCE
@@ -31,6 +32,7 @@
 static struct sockaddr_in rxe, siw;
 static int iters = 200;
 static uint32_t base_id;
+static int is_c;	/* the C module serves the device (UCMA_MODULE=c) */
 static void *bad_ptr;
 static uint16_t next_port = 30000;
 
@@ -105,10 +107,23 @@ static void begin_case(void)
 #define MC_PROBE 8
 
 /*
+ * Context ids a case may have taken without this process being handed
+ * them, beyond the highest it was (ids_to_probe()): the children of
+ * connect requests never fetched (at most a few per listener here: class10
+ * connects 3 clients per round, connect_request_vs_migrate_close keeps
+ * CRM_RING in flight) and the ids of CREATE_IDs whose reply faulted (one
+ * per thread at a time). 256 covers them many times over and costs 256
+ * CREATE_IDs (a few ms) per case.
+ */
+#define ID_PROBE_MARGIN 256
+
+/*
  * Ends a case: no unexpected result, and nothing left behind once its files
- * are closed: the next context gets the first id again, rdma_cm lists no id
- * (a leaked listener child or context of any id), and the multicast id
- * table's first MC_PROBE ids are free (a leaked join).
+ * are closed: every context id the case can have used (from the first id
+ * up to the highest handed out, and ID_PROBE_MARGIN more) is free again,
+ * rdma_cm lists no id (a leaked listener child or context bound to a
+ * device), and the multicast id table's first MC_PROBE ids are free (a
+ * leaked join).
  */
 static double case_seconds(void);
 static double leak_check_seconds;
@@ -116,16 +131,24 @@ static double leak_check_seconds;
 static void end_case(const char *name, int extra_ok, const char *extra_why)
 {
 	double t0 = case_seconds();
-	uint32_t id = probe_id();
+	unsigned int n = ids_to_probe(base_id, ID_PROBE_MARGIN);
+	uint32_t taken;
+	int ids_ok = ids_free_after(base_id, n, 2000, &taken);
 	int cm_ids = listed_cm_ids_after(2000);
 	int mc_ok = multicast_table_empty(&rxe, MC_PROBE);
+	char ids_why[96] = "";
 
 	leak_check_seconds += case_seconds() - t0;
+	if (!ids_ok && taken == ~0u)
+		snprintf(ids_why, sizeof(ids_why), "; the id probe failed: %s", strerror(errno));
+	else if (!ids_ok)
+		snprintf(ids_why, sizeof(ids_why), "; id %u of %u..%u still taken", taken,
+			 base_id, base_id + n - 1);
 
-	ktap_result(!unexpected && id == base_id && !cm_ids && mc_ok && extra_ok, name,
-		    "%d unexpected results (first: %s: %s); next id %u, first id %u; %d cm_ids left; multicast ids 0..%d %s; %s",
-		    unexpected, first_bad_what ? first_bad_what : "-", strerror(first_bad_errno), id,
-		    base_id, cm_ids, MC_PROBE - 1, mc_ok ? "free" : "not free",
+	ktap_result(!unexpected && ids_ok && !cm_ids && mc_ok && extra_ok, name,
+		    "%d unexpected results (first: %s: %s)%s; %d cm_ids left; multicast ids 0..%d %s; %s",
+		    unexpected, first_bad_what ? first_bad_what : "-", strerror(first_bad_errno),
+		    ids_why, cm_ids, MC_PROBE - 1, mc_ok ? "free" : "not free",
 		    extra_ok ? "" : extra_why);
 }
 
@@ -235,39 +258,102 @@ static void class01_destroy_vs_inflight_command(void)
 
 /* --- class 2: handle published before the object is complete --- */
 
+/*
+ * c2_create creates an id and destroys it, then makes a CREATE_ID whose
+ * reply faults, four times; c2_guess queries and destroys the first 8 ids
+ * meanwhile, again and again from before c2_create starts until it is
+ * done (a single pass, as this case had, never met an id in 200 rounds
+ * under either module: it was over before the first CREATE_ID was). Only c2_create's good ids may ever be found:
+ * a faulting CREATE_ID fails with EFAULT and its id is never reachable.
+ * So every id
+ * c2_guess destroys is one c2_create then fails to destroy (ENOENT), and
+ * the two counts are equal; a guessed destroy of a half-made id (published
+ * before its reply was out) would make them differ.
+ */
+static int c2_own_gone, c2_guess_destroyed, c2_guess_found, c2_guess_enxio;
+static int c2_started, c2_done, c2_passes;
+
 static void c2_create(void *p)
 {
 	struct shared *s = p;
 	struct rdma_ucm_create_id c = { .uid = 1, .ps = RDMA_PS_TCP };
 	uint32_t id;
+	long ret;
 	int i;
 
+	/* The guesser runs first: a thread woken by the barrier can be late. */
+	for (i = 0; i < 100000 && !__atomic_load_n(&c2_started, __ATOMIC_ACQUIRE); i++)
+		sched_yield();
 	for (i = 0; i < 4; i++) {
-		/* ENOENT: c2_guess may destroy the id first (racy by design). */
-		if (create_id(s->fd, 1, RDMA_PS_TCP, &id) == 0)
-			OUTCOME("destroy own", destroy_id(s->fd, id, NULL), ENOENT);
-		/* A create whose reply faults must never be reachable. */
+		ret = create_id(s->fd, 1, RDMA_PS_TCP, &id);
+		OUTCOME("create", ret, 0);
+		if (ret == 0) {
+			/*
+			 * Every other id lives until the guesser has made a
+			 * whole pass (it then destroys it first): a guess
+			 * meets a live id only a few microseconds wide
+			 * otherwise, and 200 rounds could pass without one.
+			 */
+			if (i % 2 == 0) {
+				int p0 = __atomic_load_n(&c2_passes, __ATOMIC_ACQUIRE), k;
+
+				for (k = 0; k < 100000 &&
+				     __atomic_load_n(&c2_passes, __ATOMIC_ACQUIRE) < p0 + 2; k++)
+					sched_yield();
+			}
+			/* ENOENT: c2_guess destroyed the id first (counted). */
+			ret = destroy_id(s->fd, id, NULL);
+			OUTCOME("destroy own", ret, ENOENT);
+			if (ret)
+				__atomic_add_fetch(&c2_own_gone, 1, __ATOMIC_RELAXED);
+		}
+		/* A create whose reply faults fails, and is never reachable. */
 		c.response = (uintptr_t)bad_ptr;
-		OUTCOME("faulting create", CMD(s->fd, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
+		FAILS("faulting create", CMD(s->fd, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
 	}
+	__atomic_store_n(&c2_done, 1, __ATOMIC_RELEASE);
+}
+
+/* One guess: a query and a destroy of id @guess. */
+static void c2_guess_one(struct shared *s, uint32_t guess)
+{
+	struct rdma_ucm_query_route_resp r;
+	struct rdma_ucm_query q = { .id = guess, .response = (uintptr_t)&r };
+	long ret;
+
+	/*
+	 * ENXIO: ucma_rs only, the query met the id while c2_create destroys
+	 * it (C takes the id out of its table before the destroy drops the
+	 * last reference, and makes it wait; see class 8).
+	 */
+	ret = CMD(s->fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r));
+	if (is_c)
+		OUTCOME("guessed query", ret, ENOENT);
+	else
+		OUTCOME("guessed query", ret, ENOENT, ENXIO);
+	if (ret == 0)
+		__atomic_add_fetch(&c2_guess_found, 1, __ATOMIC_RELAXED);
+	else if (errno == ENXIO)
+		__atomic_add_fetch(&c2_guess_enxio, 1, __ATOMIC_RELAXED);
+	ret = destroy_id(s->fd, guess, NULL);
+	OUTCOME("guessed destroy", ret, ENOENT);
+	if (ret == 0)
+		__atomic_add_fetch(&c2_guess_destroyed, 1, __ATOMIC_RELAXED);
 }
 
 static void c2_guess(void *p)
 {
 	struct shared *s = p;
-	struct rdma_ucm_query_route_resp r;
 	uint32_t guess;
+	int pass;
 
-	for (guess = base_id; guess < base_id + 8; guess++) {
-		struct rdma_ucm_query q = { .id = guess, .response = (uintptr_t)&r };
-
-		/*
-		 * ENXIO: ucma_rs, the query met the id while c2_create destroys
-		 * it (C makes the destroy wait; see class 8).
-		 */
-		OUTCOME("guessed query", CMD(s->fd, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(r)), ENOENT,
-			ENXIO);
-		OUTCOME("guessed destroy", destroy_id(s->fd, guess, NULL), ENOENT);
+	__atomic_store_n(&c2_started, 1, __ATOMIC_RELEASE);
+	for (pass = 0; pass < 10000; pass++) {
+		for (guess = base_id; guess < base_id + 8; guess++)
+			c2_guess_one(s, guess);
+		__atomic_add_fetch(&c2_passes, 1, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&c2_done, __ATOMIC_ACQUIRE))
+			break;
 	}
 }
 
@@ -275,13 +361,33 @@ static void class02_handle_published_before_complete(void)
 {
 	static void (*const fns[])(void *) = { c2_create, c2_guess };
 	struct shared s = { .fd = open_dev() };
+	char why[200];
 	int i;
 
 	begin_case();
-	for (i = 0; i < iters; i++)
+	c2_own_gone = c2_guess_destroyed = c2_guess_found = c2_guess_enxio = 0;
+	for (i = 0; i < iters; i++) {
+		c2_started = c2_done = 0;
 		race(2, fns, &s);
+	}
 	close(s.fd);
-	end_case(__func__, 1, "");
+	stats(__func__, "%d guessed queries found an id (%d ENXIO), %d guessed destroys, %d own destroys ENOENT",
+	      c2_guess_found, c2_guess_enxio, c2_guess_destroyed, c2_own_gone);
+	snprintf(why, sizeof(why),
+		 "%d guessed destroys, %d of %d own destroys found the id gone (must be equal, and not all), %d guessed queries found an id (must be > 0 both)",
+		 c2_guess_destroyed, c2_own_gone, 4 * iters, c2_guess_found);
+	/*
+	 * Both outcomes of the guesses must have happened (an id found, and
+	 * ENOENT: always, c2_create holds one id at a time, so 7 of the 8
+	 * guesses are never taken), and so must both of c2_create's own
+	 * destroys (ENOENT after each wait above; success when it does not
+	 * wait, unless a guess is quicker). ENXIO needs
+	 * the query to meet the destroy within a few instructions: not
+	 * required.
+	 */
+	end_case(__func__,
+		 c2_guess_destroyed == c2_own_gone && c2_guess_destroyed > 0 && c2_guess_found > 0 &&
+		 c2_own_gone < 4 * iters, why);
 }
 
 /* --- class 3: device-requiring commands on an unbound id --- */
@@ -2042,11 +2148,18 @@ int main(int argc, char **argv)
 	}
 	if (it && atoi(it) > 0)
 		iters = atoi(it);
+	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
 	srand(1);
 	rxe = ipv4(r, 0);
 	siw = ipv4(w, 0);
 	bad_ptr = mmap(NULL, 8 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	base_id = probe_id();
+	/* The first id is free, and so are the ones after it. */
+	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN)) {
+		printf("Bail out! ids %u..%u are not free at the start\n", base_id,
+		       base_id + ID_PROBE_MARGIN - 1);
+		return 1;
+	}
 	if (!cm_id_listing_sees(&rxe))
 		return 1;
 	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
