@@ -23,11 +23,12 @@
  *
  * Oracles: every errno is a plain one (1..133, or 524 ENOTSUPP, which
  * rdma_cm returns); every worker exits in time (no hung task); afterwards
- * no cm_id is left (rdma resource) and the next context gets the first id
- * again; the guided share reached the state machine: ESTABLISHED on rxe
- * and siw over IPv4 and IPv6 each, and CONNECT, ACCEPT and JOIN succeeded
- * at least FLOOR_* percent of the time. The splat gate and kmemleak of
- * scripts/guest-init do the rest.
+ * no cm_id is left (rdma resource, which must first list nothing, then one
+ * bound id) and the next context gets the first id again; the guided share
+ * reached the state machine: ESTABLISHED on rxe and siw over IPv4 and IPv6
+ * each for most of their flows (ESTABLISHED_MIN_PCT), and CONNECT, ACCEPT
+ * and JOIN succeeded within FLOOR_* and CEIL_* percent of the time. The
+ * splat gate and kmemleak of scripts/guest-init do the rest.
  *
  * Usage: ucma_fuzz [-s seed] [-n commands] [-t seconds] [-p procs]
  *                  [-j threads] [-S]
@@ -1145,16 +1146,40 @@ static double share(unsigned long ok, unsigned long n)
 }
 
 /*
- * The floors of the success shares, in percent, random commands included.
- * Seeds 1 to 3, 20000 commands, 4 x 3 threads (2026-12-03, eight runs):
- * CONNECT 33.1 to 35.9, ACCEPT 38.7 to 42.1, JOIN 16.3 to 19.6 on ucma_rs
- * and the C module; main's fuzzer had 0.2, 0 and 0.5. With connect and accept
- * dropping the QP number (a scratch fault): CONNECT 20.4 to 20.7, ACCEPT
- * 14.8 to 17.7.
+ * The bounds of the success shares, in percent, random commands included.
+ * Measured with seeds 1 to 3, 20000 commands, 4 x 3 threads (2026-12-03,
+ * eight runs; 2026-12-04, seed 1 on each module, and on ucma_rs on the
+ * debug kernel: 35.4, 39.1 and 17.6): CONNECT 33.1 to 36.2, ACCEPT 38.2
+ * to 42.1, JOIN 16.3 to 19.6 on ucma_rs and the C module;
+ * main's fuzzer had 0.2, 0 and 0.5. With connect and accept dropping the
+ * QP number (a scratch fault): CONNECT 20.4 to 20.7, ACCEPT 14.8 to 17.7.
+ * Margin: about 3 points below the lowest share measured (a share of
+ * about 800 commands varies by 1.7 points, one standard deviation), and 6
+ * above the highest: a fault that fails one guided command in five is
+ * below, where the old floors of 25, 25 and 10 let it through.
  */
-#define FLOOR_CONNECT 25
-#define FLOOR_ACCEPT 25
-#define FLOOR_JOIN 10
+#define FLOOR_CONNECT 30
+#define CEIL_CONNECT 42
+#define FLOOR_ACCEPT 35
+#define CEIL_ACCEPT 48
+#define FLOOR_JOIN 13
+#define CEIL_JOIN 26
+
+/*
+ * The guided connect flows of each device and family (rxe and siw, IPv4
+ * and IPv6) that reached ESTABLISHED, in percent of their flows. Measured
+ * (2026-12-04, seed 1): 79 to 96%; on ucma_rs (rxe/IPv4, rxe/IPv6,
+ * siw/IPv4, siw/IPv6: 52 of 59, 57 of 71, 53 of 57, 57 of 71), on the C
+ * module (61 of 68, 59 of 74, 52 of 56, 58 of 70), and on ucma_rs on the
+ * debug kernel (44 of 52, 49 of 61, 45 of 47, 48 of 61); one flow in
+ * eight is rejected on purpose. Margin:
+ * at least 60% (19 points below the lowest) of at least FLOWS_MIN flows
+ * (47 to 74 measured), and, the other side, no more established than
+ * requests, nor requests than flows. One ESTABLISHED a device and family,
+ * all the old check asked, let a module that loses three in four through.
+ */
+#define ESTABLISHED_MIN_PCT 60
+#define FLOWS_MIN 20
 
 /* The guided flows' outcomes, and the cases that fail when they got nowhere. */
 static void reached_cases(void)
@@ -1168,17 +1193,21 @@ static void reached_cases(void)
 
 	for (d = 0; d < 2; d++) {
 		for (f = 0; f < 3; f++) {
-			if (!st->flows[d][f])
+			unsigned long fl = st->flows[d][f], es = st->established[d][f];
+
+			if (!fl)
 				continue;
 			printf("# guided %s/%s: %lu flows, %lu requests, %lu established; first failure: %s %s\n",
 			       dev_names[d], fam_names[f], st->flows[d][f], st->requests[d][f],
 			       st->established[d][f], step_names[st->fail_step[d][f]],
 			       failure(st->fail_errno[d][f]));
-			if (f != FAM_IB && !st->established[d][f]) {
+			if (f != FAM_IB &&
+			    (fl < FLOWS_MIN || es * 100 < ESTABLISHED_MIN_PCT * fl ||
+			     es > st->requests[d][f] || st->requests[d][f] > fl)) {
 				all = 0;
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
-					 "%s/%s: none of %lu flows established (first failure: %s %s); ",
-					 dev_names[d], fam_names[f], st->flows[d][f],
+					 "%s/%s: %lu of %lu flows established, %lu requests (first failure: %s %s); ",
+					 dev_names[d], fam_names[f], es, fl, st->requests[d][f],
 					 step_names[st->fail_step[d][f]], failure(st->fail_errno[d][f]));
 			}
 		}
@@ -1191,15 +1220,19 @@ static void reached_cases(void)
 			all &= st->flows[d][f] > 0;
 	ktap_result(all && st->events[EV_CONNECT_REQUEST] && st->events[EV_ESTABLISHED],
 		    "fuzz_reaches_established",
-		    "%sCONNECT_REQUEST %lu, ESTABLISHED %lu (rxe and siw, IPv4 and IPv6 each need one)",
-		    why, st->events[EV_CONNECT_REQUEST], st->events[EV_ESTABLISHED]);
-	ktap_result(c >= FLOOR_CONNECT, "fuzz_connect_share", "CONNECT succeeded %.1f%% of %lu, floor %d%%",
-		    c, st->ops[RDMA_USER_CM_CMD_CONNECT], FLOOR_CONNECT);
-	ktap_result(a >= FLOOR_ACCEPT, "fuzz_accept_share", "ACCEPT succeeded %.1f%% of %lu, floor %d%%",
-		    a, st->ops[RDMA_USER_CM_CMD_ACCEPT], FLOOR_ACCEPT);
-	ktap_result(share(jo, jn) >= FLOOR_JOIN && st->events[EV_MULTICAST_JOIN], "fuzz_join_share",
-		    "JOIN succeeded %.1f%% of %lu, floor %d%%; MULTICAST_JOIN %lu", share(jo, jn), jn,
-		    FLOOR_JOIN, st->events[EV_MULTICAST_JOIN]);
+		    "%sCONNECT_REQUEST %lu, ESTABLISHED %lu (rxe and siw, IPv4 and IPv6 each: %d%% of at least %d flows)",
+		    why, st->events[EV_CONNECT_REQUEST], st->events[EV_ESTABLISHED],
+		    ESTABLISHED_MIN_PCT, FLOWS_MIN);
+	ktap_result(c >= FLOOR_CONNECT && c <= CEIL_CONNECT, "fuzz_connect_share",
+		    "CONNECT succeeded %.1f%% of %lu, want %d to %d%%", c,
+		    st->ops[RDMA_USER_CM_CMD_CONNECT], FLOOR_CONNECT, CEIL_CONNECT);
+	ktap_result(a >= FLOOR_ACCEPT && a <= CEIL_ACCEPT, "fuzz_accept_share",
+		    "ACCEPT succeeded %.1f%% of %lu, want %d to %d%%", a,
+		    st->ops[RDMA_USER_CM_CMD_ACCEPT], FLOOR_ACCEPT, CEIL_ACCEPT);
+	ktap_result(share(jo, jn) >= FLOOR_JOIN && share(jo, jn) <= CEIL_JOIN &&
+		    st->events[EV_MULTICAST_JOIN], "fuzz_join_share",
+		    "JOIN succeeded %.1f%% of %lu, want %d to %d%%; MULTICAST_JOIN %lu", share(jo, jn),
+		    jn, FLOOR_JOIN, CEIL_JOIN, st->events[EV_MULTICAST_JOIN]);
 }
 
 static void print_mix(void)
@@ -1227,10 +1260,10 @@ int main(int argc, char **argv)
 	unsigned long seed = 1, limit = 20000;
 	int seconds = 60, procs = 4, c, i, late = 0, left;
 	pid_t pids[16], chaos_pid;
-	uint32_t base;
+	uint32_t base, taken;
+	unsigned int probe_n;
+	int free_ok;
 	struct timespec t0, t1;
-	char out[64] = "";
-	FILE *p;
 
 	while ((c = getopt(argc, argv, "s:n:t:p:j:S")) != -1) {
 		switch (c) {
@@ -1271,6 +1304,13 @@ int main(int argc, char **argv)
 	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	st->limit = limit;
 	base = probe_id();
+	/*
+	 * fuzz_no_cm_id_left reads rdma's listing: it must list nothing now
+	 * and one id once one is bound, or a broken tool (or a changed output
+	 * format) would read as "no id left".
+	 */
+	if (!cm_id_listing_sees(&rxe))
+		return 1;
 	if (system("ip link add vethf0 type veth peer name vethf1 && ip link set vethf0 up && ip link set vethf1 up"))
 		printf("# no spare veth: the chaos runs without it\n");
 	ktap_header(8);
@@ -1293,20 +1333,11 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (system("rdma link delete rxef 2>/dev/null; ip link delete vethf0 2>/dev/null"))
 		printf("# the spare device or veth was already gone\n");
-	/* Queued destructions (device removal) finish asynchronously. */
-	for (i = 0; i < 50; i++) {
-		p = popen("rdma resource show cm_id 2>/dev/null | wc -l", "r");
-		out[0] = 0;
-		if (p) {
-			if (!fgets(out, sizeof(out), p))
-				out[0] = 0;
-			pclose(p);
-		}
-		left = atoi(out);
-		if (!left)
-			break;
-		usleep(100000);
-	}
+	/*
+	 * Queued destructions (device removal) finish asynchronously; -1 if
+	 * the tool failed.
+	 */
+	left = listed_cm_ids_after(5000);
 	print_mix();
 	printf("# slowest: %s, %.1f ms\n", op_names[st->slowest_op], st->slowest_ns / 1e6);
 	print_reached();
@@ -1319,8 +1350,22 @@ int main(int argc, char **argv)
 	ktap_result(st->bad == 0, "fuzz_plain_errnos", "%lu bad results, first %s errno %d", st->bad,
 		    op_names[st->bad_op], st->bad_errno);
 	ktap_result(!late, "fuzz_workers_exit_in_time", "%d workers hung", late);
-	ktap_result(!left, "fuzz_no_cm_id_left", "%d cm_ids left", left);
-	ktap_result(probe_id() == base, "fuzz_no_context_left", "the first id is still taken");
+	ktap_result(!left, "fuzz_no_cm_id_left", "%d cm_ids left (-1: rdma resource show failed)",
+		    left);
+	/*
+	 * Every id the fuzzer could have made is free again: ids are handed
+	 * out lowest first from base, so they lie below base plus every
+	 * CREATE_ID tried (guided ones included) and a child for each CONNECT
+	 * that succeeded (twice: a REQ retried after its child was destroyed
+	 * makes another), plus 64 spare.
+	 */
+	probe_n = st->ops[RDMA_USER_CM_CMD_CREATE_ID] + 2 * st->ok[RDMA_USER_CM_CMD_CONNECT] + 64;
+	if (probe_n > 1 << 20)
+		probe_n = 1 << 20;
+	free_ok = ids_free_from_at(base, probe_n, &taken);
+	ktap_result(free_ok, "fuzz_no_context_left",
+		    "id %u still taken (or the probe failed: %s); ids %u to %u probed", taken,
+		    strerror(errno), base, base + probe_n - 1);
 	reached_cases();
 	printf("fuzz: seed %lu, %lu commands (writes) in %.1f s, %d processes x %d threads\n", seed, total,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, procs, nthreads);

@@ -12,17 +12,46 @@ res() { # $1 0=ok $2 name $3 reason
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then echo "ok $n $2"; else echo "not ok $n $2 # $3"; fail=$((fail + 1)); fi
 }
+# The cm_ids rdma_cm lists, one a line; fails (and prints why) when the
+# tool does: an empty listing from a broken tool must not read as "none".
+cm_ids() {
+	local out rc
+	out=$(rdma resource show cm_id 2>&1)
+	rc=$?
+	if [ $rc != 0 ]; then
+		echo "rdma resource show cm_id exited $rc: $out" | head -n 2 | tr '\n' ' '
+		return 1
+	fi
+	[ -n "$out" ] && echo "$out"
+	return 0
+}
 no_cm_ids() {
-	local i
+	local i out
 	for i in $(seq 50); do
-		[ -z "$(rdma resource show cm_id 2>/dev/null)" ] && return 0
+		out=$(cm_ids) || { echo "$out"; return 1; }
+		[ -z "$out" ] && return 0
 		sleep 0.2
 	done
-	rdma resource show cm_id | head -n 5 | tr '\n' ' '
+	echo "$out" | head -n 5 | tr '\n' ' '
 	return 1
 }
+# connected_ids PORT: the ids rdma_cm lists as connected (state CONNECT)
+# with PORT as their source or destination port: a connected rping pair
+# is two, the client's id and the server's child. Waits up to 10 s for
+# two; prints the count (-1 if the tool failed).
+connected_ids() {
+	local i out k=0
+	for i in $(seq 50); do
+		out=$(cm_ids) || { echo -1; return; }
+		k=$(grep -cE "state CONNECT .*:$1( |\$)" <<<"$out")
+		[ "$k" -ge 2 ] && break
+		sleep 0.2
+	done
+	echo "$k"
+}
 # start_pair IP PORT SERVER_FLAGS [LOG_PREFIX]: an endless rping pair;
-# sets srv and cli to their pids once the client has been running 2 s.
+# sets srv and cli to their pids once the client has been running 2 s, and
+# conn to the number of connected ids on PORT (2 for a connected pair).
 start_pair() {
 	local out_s=/dev/null out_c=/dev/null
 	[ -n "${4:-}" ] && out_s=$4-s.log out_c=$4-c.log
@@ -32,26 +61,52 @@ start_pair() {
 	rping -c -a "$1" -p "$2" -C 0 >"$out_c" 2>&1 &
 	cli=$!
 	sleep 2
+	conn=$(connected_ids "$2")
 }
 
 echo "KTAP version 1"
 echo "1..6"
 
-# A client killed with SIGKILL mid-stream: its file release destroys its ids.
+# The tool the leftover checks read must work: it lists a listener that
+# exists (rping -s on RXE_IP, port 7600) and, once it is gone, nothing.
+rping -s -a "$RXE_IP" -p 7600 >/dev/null 2>&1 &
+lsn=$!
+seen=0
+for i in $(seq 50); do
+	out=$(cm_ids) || break
+	grep -qE "state LISTEN .*:7600( |\$)" <<<"$out" && { seen=1; break; }
+	sleep 0.2
+done
+kill -9 $lsn
+wait $lsn 2>/dev/null
+gone=$(no_cm_ids) && gone=ok
+if [ $seen != 1 ] || [ "$gone" != ok ]; then
+	echo "Bail out! rdma resource show cm_id: the listener on port 7600 listed $seen, after its kill: $gone $out"
+	exit 1
+fi
+echo "# rdma resource show cm_id lists a known listener, and nothing once it is killed"
+
+# A client killed with SIGKILL mid-stream: its file release destroys its
+# ids. The pair must have been connected before the kill (both ids listed
+# in state CONNECT): a pair that never connected leaves nothing to leak.
 for t in siw rxe; do
 	ip=$([ $t = siw ] && echo "$SIW_IP" || echo "$RXE_IP")
 	start_pair "$ip" 7601 -P
+	echo "# sigkill_$t: $conn connected ids on port 7601 before the kill (want 2)"
 	kill -9 $cli
 	wait $cli 2>/dev/null
 	sleep 1
 	kill -9 $srv
 	wait $srv 2>/dev/null
 	left=$(no_cm_ids)
-	res $? "sigkill_client_and_server_leave_no_cm_id_$t" "$left"
+	rc=$?
+	[ $rc = 0 ] && [ "$conn" = 2 ]
+	res $? "sigkill_client_and_server_leave_no_cm_id_$t" "$conn connected ids before the kill, want 2; $left"
 done
 
-# A server killed while connected.
+# A server killed while connected (proven as above).
 start_pair "$RXE_IP" 7602 "-C 0"
+echo "# server_killed: $conn connected ids on port 7602 before the kill (want 2)"
 kill -9 $srv
 wait $srv 2>/dev/null
 timeout 20 tail --pid=$cli -f /dev/null
@@ -60,8 +115,8 @@ kill -9 $cli 2>/dev/null
 wait $cli 2>/dev/null
 left=$(no_cm_ids)
 rc=$?
-[ $rc = 0 ]
-res $? server_killed_while_connected_leaves_no_cm_id "client exit wait $gone; $left"
+[ $rc = 0 ] && [ "$conn" = 2 ]
+res $? server_killed_while_connected_leaves_no_cm_id "$conn connected ids before the kill, want 2; client exit wait $gone; $left"
 
 # rmmod right after the last close, with resolves pending: ucmatose
 # clients resolving an address nobody answers (ARP times out after 2 s; a
