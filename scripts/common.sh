@@ -71,8 +71,8 @@ kernel_dir() {
 build_tests() {
 	local t b=$UCMA_ROOT/tests/build
 	mkdir -p "$b"
-	for t in ucma_abi ucma_cmds ucma_diff ucma_scale ucma_limits ucma_races ucma_peer \
-		ucma_failnth ucma_handler_faults; do
+	for t in ucma_abi ucma_cmds ucma_efault ucma_diff ucma_scale ucma_limits ucma_races \
+		ucma_peer ucma_failnth ucma_handler_faults; do
 		gcc -O2 -Wall -Werror -pthread -I "$1/usr/include" -o "$b/$t" "$UCMA_ROOT/tests/abi/$t.c" \
 			$(case $t in ucma_races | ucma_peer) echo -libverbs ;; esac)
 	done
