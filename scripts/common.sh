@@ -82,3 +82,25 @@ build_tests() {
 		--target-dir "$b/cargo"
 	cp "$b/cargo/release/ucma_abi_rs" "$b/"
 }
+
+# The Debian archive address this machine's own apt sources use for its
+# release codename (bookworm), for the trixie suites (scripts/setup,
+# scripts/trixie-root); with an argument, the one that serves the suite
+# <codename>$1 (debian_archive_uri -security).
+debian_archive_uri() {
+	local codename
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")${1:-}
+	{
+		# deb822 stanzas
+		awk -v c="$codename" '
+			FNR == 1 { if (hit && uris != "") { split(uris, u, " "); print u[1] } hit = 0; uris = "" }
+			/^[Uu][Rr][Ii][Ss]:/ { uris = $0; sub(/^[^:]*:[ \t]*/, "", uris) }
+			/^[Ss]uites:/ { for (i = 2; i <= NF; i++) if ($i == c) hit = 1 }
+			/^[ \t]*$/ { if (hit && uris != "") { split(uris, u, " "); print u[1] } hit = 0; uris = "" }
+			END { if (hit && uris != "") { split(uris, u, " "); print u[1] } }
+		' /etc/apt/sources.list.d/*.sources 2>/dev/null || true
+		# one-line format
+		awk -v c="$codename" '$1 == "deb" && $3 == c { print $2 }' \
+			/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true
+	} | head -n 1
+}
