@@ -104,3 +104,26 @@ debian_archive_uri() {
 			/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true
 	} | head -n 1
 }
+
+# Runs "$@" in the trixie root (scripts/trixie-root) as root, in a mount
+# namespace of its own: /proc, /sys and /dev, and $UCMA_CACHE and the
+# repository at their own paths, are mounted for the command and vanish
+# with it. The environment is reset but for PATH, HOME, UCMA_CACHE and
+# what TRIXIE_ENV (words NAME=VALUE) adds.
+in_trixie() {
+	local root
+	root=$("$UCMA_ROOT/scripts/trixie-root" --print) || return 1
+	unshare --mount --propagation private /bin/sh -ec '
+		root=$1 cache=$2 repo=$3
+		shift 3
+		mount -t proc proc "$root/proc"
+		mount --rbind /sys "$root/sys"
+		mount --rbind /dev "$root/dev"
+		mkdir -p "$root$cache" "$root$repo"
+		mount --bind "$cache" "$root$cache"
+		mount --bind "$repo" "$root$repo"
+		exec chroot "$root" "$@"
+	' sh "$root" "$UCMA_CACHE" "$UCMA_ROOT" \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		UCMA_CACHE="$UCMA_CACHE" ${TRIXIE_ENV:-} "$@"
+}
