@@ -127,3 +127,33 @@ in_trixie() {
 		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
 		UCMA_CACHE="$UCMA_CACHE" ${TRIXIE_ENV:-} "$@"
 }
+
+# Debian's own kernel (trixie-backports), for `scripts/vm-run --kernel
+# debian`: its linux-binary and linux-modules packages (downloaded by
+# scripts/trixie-root) unpacked with dpkg -x into
+# $UCMA_CACHE/debian-kernel-<release> and depmod run there; nothing is
+# installed into the host's /boot or module tree. Prints the directory
+# (vmlinuz is usr/lib/modules/<release>/vmlinuz in it).
+DEBIAN_KVER=${DEBIAN_KVER:-7.3.4+deb13}
+DEBIAN_KPKGVER=${DEBIAN_KPKGVER:-7.3.4-1~bpo13+1}
+DEBIAN_FLAVOUR=${DEBIAN_FLAVOUR:-amd64}
+debian_kernel_dir() {
+	local rel=$DEBIAN_KVER-$DEBIAN_FLAVOUR debs=$UCMA_CACHE/trixie-root/debs/$DEBIAN_KPKGVER
+	local dir=$UCMA_CACHE/debian-kernel-$rel f
+	if [ ! -f "$dir/unpacked" ]; then
+		ls "$debs"/linux-binary-"$rel"_*.deb "$debs"/linux-modules-"$rel"_*.deb >/dev/null 2>&1 ||
+			"$UCMA_ROOT/scripts/trixie-root" >/dev/null || return 1
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		for f in "$debs"/linux-binary-"$rel"_*.deb "$debs"/linux-modules-"$rel"_*.deb; do
+			dpkg -x "$f" "$dir" || return 1
+		done
+		# depmod -b reads <base>/lib/modules; the packages ship usr/lib/modules.
+		ln -sfn usr/lib "$dir/lib"
+		# (The packages carry no modules.order or modules.builtin: depmod
+		# says so, harmlessly.)
+		depmod -b "$dir" "$rel" 2>/dev/null || return 1
+		touch "$dir/unpacked"
+	fi
+	echo "$dir"
+}
