@@ -149,6 +149,7 @@ debian_kernel_dir() {
 			dpkg -x "$f" "$dir" || return 1
 		done
 		# depmod -b reads <base>/lib/modules; the packages ship usr/lib/modules.
+		# (virtme-ng finds the tree from vmlinuz's path either way.)
 		ln -sfn usr/lib "$dir/lib"
 		# (The packages carry no modules.order or modules.builtin: depmod
 		# says so, harmlessly.)
