@@ -30,22 +30,37 @@ KDIR ?= $(UCMA_CACHE)/kernel-$(KERNEL)
 
 # The kernel's toolchain (scripts/common.sh has the same defaults). Each can
 # be overridden, and must be what the kernel in KDIR was built with:
-# scripts/toolchain-check compares clang, rustc and bindgen with its config.
+# scripts/toolchain-check compares the C compiler (clang or gcc), rustc and
+# bindgen with its config, and checks that its Rust metadata is there.
 LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 HOSTRUSTC ?= $(RUSTC)
 CLIPPY_DRIVER ?= /usr/bin/clippy-driver
 BINDGEN ?= $(HOME)/.cargo/bin/bindgen
 RUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
-KMAKE_VARS = LLVM=$(LLVM) RUSTC=$(RUSTC) HOSTRUSTC=$(HOSTRUSTC) \
+KMAKE_VARS = $(KMAKE_CC) RUSTC=$(RUSTC) HOSTRUSTC=$(HOSTRUSTC) \
 	CLIPPY_DRIVER=$(CLIPPY_DRIVER) BINDGEN=$(BINDGEN) RUST_LIB_SRC=$(RUST_LIB_SRC)
 
+# Which compiler built the kernel in KDIR: clang (LLVM=) or gcc.
+KCONFIG_AUTO = $(KDIR)/include/config/auto.conf
+KERNEL_CC_IS_GCC := $(shell grep -qs '^CONFIG_CC_IS_GCC=y' $(KCONFIG_AUTO) && echo y)
+ifeq ($(KERNEL_CC_IS_GCC),y)
+# A gcc-built kernel: its C compiler is the first word of its version text
+# ("gcc-14 (Debian 14.2.0-19) 14.2.0": the name it was invoked by), unless
+# CC is given on the command line. No LLVM= is handed to kbuild.
+KCC := $(if $(filter command line,$(origin CC)),$(CC),$(shell \
+	sed -n 's/^CONFIG_CC_VERSION_TEXT="\{0,1\}\([^" ]*\).*/\1/p' $(KCONFIG_AUTO)))
+KMAKE_CC = CC=$(KCC)
+else
 # The C compiler kbuild derives from LLVM (1, a -suffix or a /prefix/).
 KCC = $(if $(filter 1,$(LLVM)),clang,$(if $(filter %/,$(LLVM)),$(LLVM)clang,clang$(LLVM)))
+KMAKE_CC = LLVM=$(LLVM)
+endif
 # dkms appends CC=clang LD=ld.lld for a clang-built kernel. Here the
 # kernel's compilers are the ones LLVM names (suffix included): plain
 # `clang` may be another version, or, with Debian's clang-19, absent. So
-# CC and LD given on the command line are not handed to kbuild.
+# CC and LD given on the command line are not handed to kbuild (for a
+# gcc-built kernel, CC is handed on as KCC above).
 MAKEOVERRIDES := $(filter-out CC=% LD=%,$(MAKEOVERRIDES))
 
 # Where modules_install and the provider-* targets write (as kbuild's own).

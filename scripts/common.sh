@@ -82,3 +82,79 @@ build_tests() {
 		--target-dir "$b/cargo"
 	cp "$b/cargo/release/ucma_abi_rs" "$b/"
 }
+
+# The Debian archive address this machine's own apt sources use for its
+# release codename (bookworm), for the trixie suites (scripts/setup,
+# scripts/trixie-root); with an argument, the one that serves the suite
+# <codename>$1 (debian_archive_uri -security).
+debian_archive_uri() {
+	local codename
+	codename=$(. /etc/os-release && echo "$VERSION_CODENAME")${1:-}
+	{
+		# deb822 stanzas
+		awk -v c="$codename" '
+			FNR == 1 { if (hit && uris != "") { split(uris, u, " "); print u[1] } hit = 0; uris = "" }
+			/^[Uu][Rr][Ii][Ss]:/ { uris = $0; sub(/^[^:]*:[ \t]*/, "", uris) }
+			/^[Ss]uites:/ { for (i = 2; i <= NF; i++) if ($i == c) hit = 1 }
+			/^[ \t]*$/ { if (hit && uris != "") { split(uris, u, " "); print u[1] } hit = 0; uris = "" }
+			END { if (hit && uris != "") { split(uris, u, " "); print u[1] } }
+		' /etc/apt/sources.list.d/*.sources 2>/dev/null || true
+		# one-line format
+		awk -v c="$codename" '$1 == "deb" && $3 == c { print $2 }' \
+			/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true
+	} | head -n 1
+}
+
+# Runs "$@" in the trixie root (scripts/trixie-root) as root, in a mount
+# namespace of its own: /proc, /sys and /dev, and $UCMA_CACHE and the
+# repository at their own paths, are mounted for the command and vanish
+# with it. The environment is reset but for PATH, HOME, UCMA_CACHE and
+# what TRIXIE_ENV (words NAME=VALUE) adds.
+in_trixie() {
+	local root
+	root=$("$UCMA_ROOT/scripts/trixie-root" --print) || return 1
+	unshare --mount --propagation private /bin/sh -ec '
+		root=$1 cache=$2 repo=$3
+		shift 3
+		mount -t proc proc "$root/proc"
+		mount --rbind /sys "$root/sys"
+		mount --rbind /dev "$root/dev"
+		mkdir -p "$root$cache" "$root$repo"
+		mount --bind "$cache" "$root$cache"
+		mount --bind "$repo" "$root$repo"
+		exec chroot "$root" "$@"
+	' sh "$root" "$UCMA_CACHE" "$UCMA_ROOT" \
+		env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		UCMA_CACHE="$UCMA_CACHE" ${TRIXIE_ENV:-} "$@"
+}
+
+# Debian's own kernel (trixie-backports), for `scripts/vm-run --kernel
+# debian`: its linux-binary and linux-modules packages (downloaded by
+# scripts/trixie-root) unpacked with dpkg -x into
+# $UCMA_CACHE/debian-kernel-<release> and depmod run there; nothing is
+# installed into the host's /boot or module tree. Prints the directory
+# (vmlinuz is usr/lib/modules/<release>/vmlinuz in it).
+DEBIAN_KVER=${DEBIAN_KVER:-7.3.4+deb13}
+DEBIAN_KPKGVER=${DEBIAN_KPKGVER:-7.3.4-1~bpo13+1}
+DEBIAN_FLAVOUR=${DEBIAN_FLAVOUR:-amd64}
+debian_kernel_dir() {
+	local rel=$DEBIAN_KVER-$DEBIAN_FLAVOUR debs=$UCMA_CACHE/trixie-root/debs/$DEBIAN_KPKGVER
+	local dir=$UCMA_CACHE/debian-kernel-$rel f
+	if [ ! -f "$dir/unpacked" ]; then
+		ls "$debs"/linux-binary-"$rel"_*.deb "$debs"/linux-modules-"$rel"_*.deb >/dev/null 2>&1 ||
+			"$UCMA_ROOT/scripts/trixie-root" >/dev/null || return 1
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		for f in "$debs"/linux-binary-"$rel"_*.deb "$debs"/linux-modules-"$rel"_*.deb; do
+			dpkg -x "$f" "$dir" || return 1
+		done
+		# depmod -b reads <base>/lib/modules; the packages ship usr/lib/modules.
+		# (virtme-ng finds the tree from vmlinuz's path either way.)
+		ln -sfn usr/lib "$dir/lib"
+		# (The packages carry no modules.order or modules.builtin: depmod
+		# says so, harmlessly.)
+		depmod -b "$dir" "$rel" 2>/dev/null || return 1
+		touch "$dir/unpacked"
+	fi
+	echo "$dir"
+}

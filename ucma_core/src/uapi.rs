@@ -456,6 +456,9 @@ impl QueryAddrResp {
 }
 
 /// Size of `struct ib_user_path_rec`.
+// Used in the module only by `const _` size checks, which rustc 1.85
+// does not count as uses (later versions do): hence `allow`, not `expect`.
+#[allow(dead_code)]
 pub const USER_PATH_REC_SIZE: usize = 64;
 
 /// `RDMA_USER_CM_QUERY_ADDR`.
@@ -625,6 +628,9 @@ pub struct SockaddrIb {
 /// `IB_PATH_GMP | IB_PATH_PRIMARY | IB_PATH_BIDIRECTIONAL`.
 pub const PATH_FLAGS_PRIMARY: u32 = 0x2b;
 /// Size of `struct ib_user_service_rec`.
+// Used in the module only by `const _` size checks, which rustc 1.85
+// does not count as uses (later versions do): hence `allow`, not `expect`.
+#[allow(dead_code)]
 pub const USER_SERVICE_REC_SIZE: usize = 176;
 
 #[cfg(test)]
