@@ -76,6 +76,12 @@ unload() { # $1 module
 }
 
 ok=1
+# Each run starts from a freshly loaded module, as the C run does, so that
+# what a module keeps per load (a message it logs once, the ids it has
+# handed out) is the same for both, whatever the suites before did.
+unload ucma_rs || ok=0
+insmod "$UCMA_KO" || ok=0
+echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
 run_harnesses rust || ok=0
 unload ucma_rs || ok=0
 # guest-init keeps modprobe from loading rdma_ucm behind our back.
