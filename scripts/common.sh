@@ -158,3 +158,9 @@ debian_kernel_dir() {
 	fi
 	echo "$dir"
 }
+
+# Prints the usage of script $1: its header comment, from the line after the
+# SPDX line to the first line that is not a comment, without the "# ".
+help_from_header() {
+	awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$1"
+}
