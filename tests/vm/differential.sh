@@ -65,6 +65,12 @@ run_harnesses() { # $1 tag
 	done
 	return $bad
 }
+# Loads ucma_rs and marks the load in the kernel log (the harnesses count
+# log lines since the last mark).
+load_ucma_rs() {
+	insmod "$UCMA_KO" || return 1
+	echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
+}
 unload() { # $1 module
 	local i
 	for i in $(seq 50); do
@@ -80,8 +86,7 @@ ok=1
 # what a module keeps per load (a message it logs once, the ids it has
 # handed out) is the same for both, whatever the suites before did.
 unload ucma_rs || ok=0
-insmod "$UCMA_KO" || ok=0
-echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
+load_ucma_rs || ok=0
 run_harnesses rust || ok=0
 unload ucma_rs || ok=0
 # guest-init keeps modprobe from loading rdma_ucm behind our back.
@@ -90,8 +95,7 @@ echo "ucma-rs: uCMA module loaded: c" >/dev/kmsg
 [ -c /dev/infiniband/rdma_cm ] || ok=0
 run_harnesses c || ok=0
 unload rdma_ucm || ok=0
-insmod "$UCMA_KO" || ok=0
-echo "ucma-rs: uCMA module loaded: rust" >/dev/kmsg
+load_ucma_rs || ok=0
 if [ $ok = 1 ] && [ -s "$work/rust.obs" ] && [ -s "$work/c.obs" ]; then
 	echo "ok 1 differential_runs"
 else
