@@ -4,14 +4,17 @@
 # server/client pairs of real tools as KTAP cases. A failed pair is retried
 # once on another port (soft-RDMA under TCG is occasionally flaky) and the
 # retry reported: "ok N name # passed on retry", counted as retried, not
-# passed. A retry is no pass: scripts/check fails the run when a case needed
-# one under ucma_rs but neither needed one nor failed under the C module
-# (scripts/retry-compare). To tell a shared flake from a ucma_rs-only fault,
-# the C boot runs each case that was retried under ucma_rs (listed, one
-# name a line, in $UCMA_ROOT/tests/build/clients-probe) PROBE_RUNS more
-# times after its cases and reports "# retry-probe NAME: F of P runs
-# failed". Names are compared with their numbers as "N" (cmtime_500_... on
-# the default kernel is cmtime_50_... on the debug kernel).
+# passed. A retry is no pass: under ucma_rs a case that passed on its retry
+# runs PROBE_RUNS (3) more times at once, in the same boot, and reports
+# "# retry-probe NAME: F of P runs failed"; scripts/check fails the run
+# when a retry under ucma_rs reproduced there (F > 0) and the C module
+# showed no such flake (scripts/retry-compare). To tell a shared flake
+# from a ucma_rs-only fault, the C boot runs each case that was retried
+# under ucma_rs (listed, one name a line, in
+# $UCMA_ROOT/tests/build/clients-probe) PROBE_RUNS more times after its
+# cases and reports the same line. Names are compared with their numbers
+# as "N" (cmtime_500_... on the default kernel is cmtime_50_... on the
+# debug kernel).
 # Expects $filter (only cases whose name contains it) and $logdir.
 n=0 fail=0 retried=0 port=7500
 # A client starts once its server listens (an rdma_cm id in state LISTEN on
@@ -104,6 +107,7 @@ run_cases() {
 			run_pair "$name" "${srv_cmd//-p /-p 1}" "${cli_cmd//-p /-p 1}" "$forever"; then
 			echo "ok $n $name # passed on retry"
 			retried=$((retried + 1))
+			[ "${UCMA_MODULE:-}" = c ] || probe_case "$name" "$srv_cmd" "$cli_cmd" "$forever"
 		else
 			echo "not ok $n $name # client: $(tail -n 3 "$logdir/$name.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$name.server" | tr '\n' ' ')"
 			fail=$((fail + 1))
@@ -115,23 +119,29 @@ run_cases() {
 # same case on either kernel), pair.sh's _server_a/_server_b as _pair.
 norm_name() { sed -E -e 's/_server_[ab]$/_pair/' -e 's/_[0-9]+(_|$)/_N\1/g' <<<"$1"; }
 
+# probe_case NAME SERVER_CMD CLIENT_CMD FOREVER: the pair PROBE_RUNS (3)
+# more times, on ports 3PORT, 4PORT, 5PORT; not a KTAP case but a
+# "# retry-probe NAME: F of P runs failed" line that scripts/retry-compare
+# reads.
+probe_case() {
+	local k f=0
+	for k in $(seq "${PROBE_RUNS:-3}"); do
+		run_pair "$1" "${2//-p /-p $((k + 2))}" "${3//-p /-p $((k + 2))}" "$4" >/dev/null ||
+			f=$((f + 1))
+	done
+	echo "# retry-probe $1: $f of ${PROBE_RUNS:-3} runs failed"
+}
+
 # probe_retried: in the C boot, each case of this suite that was retried
-# under ucma_rs (tests/build/clients-probe) runs PROBE_RUNS (3) more times,
-# on ports 3PORT, 4PORT, 5PORT; not KTAP cases, "# retry-probe" lines that
-# scripts/retry-compare reads.
+# under ucma_rs (tests/build/clients-probe) is probed (probe_case).
 probe_retried() {
-	local list=${UCMA_ROOT:-.}/tests/build/clients-probe i k name srv_cmd cli_cmd forever f
+	local list=${UCMA_ROOT:-.}/tests/build/clients-probe i name srv_cmd cli_cmd forever
 	[ "${UCMA_MODULE:-}" = c ] && [ -s "$list" ] || return 0
 	for i in "${!names[@]}"; do
 		name=${names[$i]}
 		grep -qxF "$(norm_name "$name")" "$list" || continue
 		IFS=$'\n' read -r -d '' srv_cmd cli_cmd forever <<<"${cases[$i]}"
-		f=0
-		for k in $(seq "${PROBE_RUNS:-3}"); do
-			run_pair "$name" "${srv_cmd//-p /-p $((k + 2))}" "${cli_cmd//-p /-p $((k + 2))}" \
-				"$forever" >/dev/null || f=$((f + 1))
-		done
-		echo "# retry-probe $name: $f of ${PROBE_RUNS:-3} runs failed"
+		probe_case "$name" "$srv_cmd" "$cli_cmd" "$forever"
 	done
 }
 
