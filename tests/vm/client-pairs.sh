@@ -2,8 +2,9 @@
 #
 # Sourced by the client suites (clients.sh: one guest; pair.sh: two guests):
 # server/client pairs of real tools as KTAP cases. A failed pair is retried
-# once on another port (soft-RDMA under TCG is occasionally flaky) and the
-# retry reported: "ok N name # passed on retry", counted as retried, not
+# once on another port (soft-RDMA under TCG is occasionally flaky; twice
+# for a case listed in tests/vm/c-flakes, see known_flake) and the retry
+# reported: "ok N name # passed on retry", counted as retried, not
 # passed. A retry is no pass: under ucma_rs a case that passed on its retry
 # runs PROBE_RUNS (3) more times at once, in the same boot, and reports
 # "# retry-probe NAME: F of P runs failed"; scripts/check fails the run
@@ -104,7 +105,9 @@ run_cases() {
 		if run_pair "$name" "$srv_cmd" "$cli_cmd" "$forever"; then
 			echo "ok $n $name"
 		elif echo "# $name failed once, retrying on another port" && sleep 2 &&
-			run_pair "$name" "${srv_cmd//-p /-p 1}" "${cli_cmd//-p /-p 1}" "$forever"; then
+			{ run_pair "$name" "${srv_cmd//-p /-p 1}" "${cli_cmd//-p /-p 1}" "$forever" ||
+				{ known_flake "$name" && echo "# $name failed twice, a known shared flake: retrying once more" &&
+					run_pair "$name" "${srv_cmd//-p /-p 2}" "${cli_cmd//-p /-p 2}" "$forever"; }; }; then
 			echo "ok $n $name # passed on retry"
 			retried=$((retried + 1))
 			[ "${UCMA_MODULE:-}" = c ] || probe_case "$name" "$srv_cmd" "$cli_cmd" "$forever"
@@ -113,6 +116,14 @@ run_cases() {
 			fail=$((fail + 1))
 		fi
 	done
+}
+
+# known_flake NAME: the case is listed in tests/vm/c-flakes (seen to fail
+# under the C module too, with the evidence named there). Such a case gets
+# a second retry, on ports 2PORT: rstream over siw hangs in 2 to 4 runs in
+# a hundred with either module, and CI once saw it hang twice in a row.
+known_flake() {
+	grep -q "^$(norm_name "$1") " "${UCMA_ROOT:-.}/tests/vm/c-flakes" 2>/dev/null
 }
 
 # A case name as scripts/retry-compare compares it: numbers as "N" (the

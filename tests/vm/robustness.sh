@@ -49,18 +49,23 @@ connected_ids() {
 	done
 	echo "$k"
 }
-# start_pair IP PORT SERVER_FLAGS [LOG_PREFIX]: an endless rping pair;
-# sets srv and cli to their pids once the client has been running 2 s, and
-# conn to the number of connected ids on PORT (2 for a connected pair).
+# start_pair IP PORT SERVER_FLAGS [LOG_PREFIX]: an endless rping pair,
+# the client started once the server listens on PORT (up to 10 s, not a
+# fixed delay: under load a server may take longer than any delay, and a
+# client that finds no listener is refused and exits); sets srv and cli to
+# their pids and conn to the number of connected ids on PORT (2 for a
+# connected pair).
 start_pair() {
-	local out_s=/dev/null out_c=/dev/null
+	local out_s=/dev/null out_c=/dev/null i
 	[ -n "${4:-}" ] && out_s=$4-s.log out_c=$4-c.log
 	rping -s -a "$1" -p "$2" $3 >"$out_s" 2>&1 &
 	srv=$!
-	sleep 1
+	for i in $(seq 50); do
+		cm_ids 2>/dev/null | grep -qE "state LISTEN .*:$2( |\$)" && break
+		sleep 0.2
+	done
 	rping -c -a "$1" -p "$2" -C 0 >"$out_c" 2>&1 &
 	cli=$!
-	sleep 2
 	conn=$(connected_ids "$2")
 }
 
