@@ -8,6 +8,8 @@
 #   make CLIPPY=1         ... with clippy
 #   make modules_install  install it into /lib/modules/<release>/updates
 #                         (INSTALL_MOD_PATH=<root> for another root) and run depmod
+#   make uninstall        remove what modules_install and provider-* put
+#                         there; the host is left on the C rdma_ucm
 #   make provider-ucma-rs / provider-rdma-ucm
 #                         install the modprobe.d file that makes ucma_rs (or
 #                         the C rdma_ucm) the module that serves rdma_cm
@@ -67,7 +69,7 @@ MAKEOVERRIDES := $(filter-out CC=% LD=%,$(MAKEOVERRIDES))
 INSTALL_MOD_PATH ?=
 MODPROBE_D = $(INSTALL_MOD_PATH)/etc/modprobe.d
 
-.PHONY: all help modules modules_install provider-ucma-rs provider-rdma-ucm clean run check \
+.PHONY: all help modules modules_install uninstall provider-ucma-rs provider-rdma-ucm clean run check \
 	host-test vm-test fmt fmt-check setup bench mutants
 
 all: modules
@@ -88,6 +90,13 @@ modules:
 modules_install:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_VARS) INSTALL_MOD_DIR=updates \
 		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)) modules_install
+
+# The release of KDIR's kernel: where modules_install put the module.
+uninstall: KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
+uninstall:
+	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KRELEASE)/updates/ucma_rs.ko* \
+		$(MODPROBE_D)/ucma-rs.conf $(MODPROBE_D)/rdma-ucm.conf
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE)
 
 provider-ucma-rs:
 	install -d $(MODPROBE_D)

@@ -40,7 +40,7 @@ res() { # $1 ok(0/1) $2 name $3 log file
 	fi
 }
 echo "KTAP version 1"
-echo "1..7"
+echo "1..8"
 
 # 1. make modules_install into a scratch root: the kernel's modules, then
 # ucma_rs into updates/, depmod run by kbuild.
@@ -65,6 +65,22 @@ log=$build/logs/provider.log
 [ $? = 0 ] && cmp -s modprobe.d/ucma-rs.conf "$build/modroot/etc/modprobe.d/ucma-rs.conf" &&
 	[ ! -e "$build/modroot/etc/modprobe.d/rdma-ucm.conf" ]
 res $? provider_conf_installs "$log"
+
+# 2b. make uninstall, on a copy of that root (hard links: the VM tier boots
+# with the original): the module and both modprobe.d files gone, depmod
+# run, and the alias left to the C rdma_ucm.
+log=$build/logs/uninstall.log
+un=$build/modroot-uninstall
+rm -rf "$un"
+cp -al "$build/modroot" "$un"
+make KDIR="$kdir" INSTALL_MOD_PATH="$un" uninstall >"$log" 2>&1
+rc=$?
+[ $rc = 0 ] && [ -z "$(ls "$un/lib/modules/$release/updates/" 2>/dev/null | grep ucma_rs)" ] &&
+	! grep -q ucma_rs "$un/lib/modules/$release/modules.dep" &&
+	grep -q '^alias rdma-client-rdma_cm rdma_ucm$' "$un/lib/modules/$release/modules.alias" &&
+	[ -z "$(ls "$un/etc/modprobe.d/" 2>/dev/null)" ]
+res $? uninstall_leaves_rdma_ucm "make uninstall rc=$rc: $(tail -n 3 "$log" | tr '\n' ' ')"
+rm -rf "$un"
 
 # 3-4. DKMS: add and build against the cached kernel (any user, with
 # dkms's trees in the checkout), then install (dkms allows that to root

@@ -14,7 +14,9 @@
 #     asks for "rdma-client-rdma_cm" and ucma_rs is what arrives: through
 #     its own alias alone (rdma_ucm blacklisted), and with ucma-rs.conf
 #     while both modules are installed;
-#   - `modprobe rdma_ucm` (rdma-core's boot-time list) loads ucma_rs;
+#   - `modprobe rdma_ucm` (rdma-core's boot-time list) loads ucma_rs, and
+#     `modprobe -r rdma_ucm` unloads it;
+#   - with ucma_rs unloadable, both end in the C rdma_ucm (the fallback);
 #   - with rdma-ucm.conf instead, the same lookup loads the C rdma_ucm.
 set -u
 n=0 fail=0 skip=0
@@ -80,7 +82,7 @@ release=$(uname -r)
 modroot=${MODROOT:-$UCMA_ROOT/tests/build/modroot}
 tree=$modroot/lib/modules/$release
 echo "KTAP version 1"
-echo "1..8"
+echo "1..11"
 
 # 1. The installed tree: ucma_rs in updates/, its alias in modules.alias.
 ko=$tree/updates/ucma_rs.ko
@@ -124,6 +126,29 @@ modprobe rdma_ucm
 rc=$?
 [ $rc = 0 ] && loaded ucma_rs && ! loaded rdma_ucm
 res $? modprobe_rdma_ucm_gives_ucma_rs "modprobe rc=$rc, $(modules_state)"
+
+# 4b. `modprobe -r rdma_ucm` (ucma-rs.conf's remove line) unloads ucma_rs.
+modprobe -r rdma_ucm
+rc=$?
+[ $rc = 0 ] && ! loaded ucma_rs && ! loaded rdma_ucm
+res $? modprobe_r_rdma_ucm_unloads_ucma_rs "modprobe -r rc=$rc, $(modules_state)"
+
+# 4c. The switch cannot strand a host: with ucma_rs unloadable (an empty
+# file bind-mounted over the installed ucma_rs.ko, as a module built for
+# another kernel or refused by signing would be), `modprobe rdma_ucm` and
+# librdmacm's lookup both end in the C rdma_ucm.
+unload_ucma
+mount --bind /dev/null "/lib/modules/$release/updates/ucma_rs.ko"
+modprobe ucma_rs 2>/dev/null && loaded ucma_rs
+broken=$?
+modprobe rdma_ucm
+rc=$?
+[ $broken != 0 ] && [ $rc = 0 ] && loaded rdma_ucm && ! loaded ucma_rs
+res $? fallback_modprobe_rdma_ucm_gives_rdma_ucm "ucma_rs refused: $([ $broken != 0 ] && echo yes || echo no), modprobe rc=$rc, $(modules_state)"
+unload_ucma
+autoload_case fallback_autoload_gives_rdma_ucm rdma_ucm ucma_rs
+unload_ucma
+umount "/lib/modules/$release/updates/ucma_rs.ko"
 
 # 5. The switch back: rdma-ucm.conf, and the same lookup loads rdma_ucm.
 unload_ucma
