@@ -8,6 +8,8 @@
 #   make CLIPPY=1         ... with clippy
 #   make modules_install  install it into /lib/modules/<release>/updates
 #                         (INSTALL_MOD_PATH=<root> for another root) and run depmod
+#   make kdir-check       is KDIR a kernel ucma_rs builds against, with this
+#                         toolchain? prints OK or the one fix
 #   make uninstall        remove what modules_install and provider-* put
 #                         there; the host is left on the C rdma_ucm
 #   make provider-ucma-rs / provider-rdma-ucm
@@ -69,7 +71,7 @@ MAKEOVERRIDES := $(filter-out CC=% LD=%,$(MAKEOVERRIDES))
 INSTALL_MOD_PATH ?=
 MODPROBE_D = $(INSTALL_MOD_PATH)/etc/modprobe.d
 
-.PHONY: all help modules modules_install uninstall provider-ucma-rs provider-rdma-ucm clean run check \
+.PHONY: all help modules kdir-check modules_install uninstall provider-ucma-rs provider-rdma-ucm clean run check \
 	host-test vm-test fmt fmt-check setup bench mutants
 
 all: modules
@@ -80,6 +82,9 @@ help:
 # The module of each kernel is kept as build/<release>/ucma_rs.ko (the
 # kbuild objects themselves are rebuilt whenever KDIR changes), which is
 # what scripts/vm-run boots with.
+kdir-check:
+	@scripts/toolchain-check --ok "$(KDIR)" "$(KCC)" "$(RUSTC)" "$(BINDGEN)"
+
 modules:
 	@scripts/toolchain-check "$(KDIR)" "$(KCC)" "$(RUSTC)" "$(BINDGEN)"
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_VARS) $(if $(CLIPPY),CLIPPY=1) modules

@@ -40,7 +40,7 @@ res() { # $1 ok(0/1) $2 name $3 log file
 	fi
 }
 echo "KTAP version 1"
-echo "1..8"
+echo "1..10"
 
 # 1. make modules_install into a scratch root: the kernel's modules, then
 # ucma_rs into updates/, depmod run by kbuild.
@@ -145,6 +145,26 @@ rc=$?
 	grep -qF "ucma_rs: rustc mismatch: the kernel was built with '$(sed -n 's/^CONFIG_RUSTC_VERSION_TEXT=//p' "$kdir/include/config/auto.conf")', RUSTC=$fake is 'rustc 1.0.0 (ffffffff 2015-05-15)'" "$log" &&
 	! grep -q '\[M\]' "$log"
 res $? mismatched_rustc_refused "$log"
+
+# 8-9. make kdir-check: OK on the cached kernel; on a copy of its
+# configuration without CONFIG_INFINIBAND_USER_ACCESS, one line naming it.
+log=$build/logs/kdir-check.log
+make -s KDIR="$kdir" kdir-check >"$log" 2>&1
+rc=$?
+[ $rc = 0 ] && [ "$(wc -l <"$log")" = 1 ] && grep -q "^ucma_rs: $kdir: OK (kernel $release, " "$log"
+res $? kdir_check_ok "$(cat "$log")"
+bad=$build/kdir-bad
+rm -rf "$bad"
+mkdir -p "$bad/include/config"
+cp "$kdir/Makefile" "$kdir/include/config/kernel.release" "$bad/" 2>/dev/null
+mv "$bad/kernel.release" "$bad/include/config/"
+grep -v '^CONFIG_INFINIBAND_USER_ACCESS=' "$kdir/include/config/auto.conf" >"$bad/include/config/auto.conf"
+make -s KDIR="$bad" kdir-check >"$log" 2>&1
+rc=$?
+[ $rc != 0 ] && [ "$(grep -c '^ucma_rs: ' "$log")" = 1 ] &&
+	grep -q "^ucma_rs: $bad is a kernel without CONFIG_INFINIBAND_USER_ACCESS: .*(enable it, y or m)" "$log"
+res $? kdir_check_names_the_fix "rc=$rc: $(cat "$log")"
+rm -rf "$bad"
 
 echo "# $((n - fail - skip)) passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
