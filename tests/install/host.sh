@@ -156,8 +156,8 @@ res $? kdir_check_ok "$(cat "$log")"
 bad=$build/kdir-bad
 rm -rf "$bad"
 mkdir -p "$bad/include/config"
-cp "$kdir/Makefile" "$kdir/include/config/kernel.release" "$bad/" 2>/dev/null
-mv "$bad/kernel.release" "$bad/include/config/"
+cp "$kdir/Makefile" "$bad/"
+cp "$kdir/include/config/kernel.release" "$bad/include/config/"
 grep -v '^CONFIG_INFINIBAND_USER_ACCESS=' "$kdir/include/config/auto.conf" >"$bad/include/config/auto.conf"
 make -s KDIR="$bad" kdir-check >"$log" 2>&1
 rc=$?

@@ -105,9 +105,7 @@ run_cases() {
 		if run_pair "$name" "$srv_cmd" "$cli_cmd" "$forever"; then
 			echo "ok $n $name"
 		elif echo "# $name failed once, retrying on another port" && sleep 2 &&
-			{ run_pair "$name" "${srv_cmd//-p /-p 1}" "${cli_cmd//-p /-p 1}" "$forever" ||
-				{ known_flake "$name" && echo "# $name failed twice, a known shared flake: retrying once more" &&
-					run_pair "$name" "${srv_cmd//-p /-p 2}" "${cli_cmd//-p /-p 2}" "$forever"; }; }; then
+			retry_pair "$name" "$srv_cmd" "$cli_cmd" "$forever"; then
 			echo "ok $n $name # passed on retry"
 			retried=$((retried + 1))
 			[ "${UCMA_MODULE:-}" = c ] || probe_case "$name" "$srv_cmd" "$cli_cmd" "$forever"
@@ -116,6 +114,15 @@ run_cases() {
 			fail=$((fail + 1))
 		fi
 	done
+}
+
+# retry_pair NAME SERVER_CMD CLIENT_CMD FOREVER: the retry, on ports 1PORT,
+# and for a known_flake one more on 2PORT.
+retry_pair() {
+	run_pair "$1" "${2//-p /-p 1}" "${3//-p /-p 1}" "$4" && return 0
+	known_flake "$1" || return 1
+	echo "# $1 failed twice, a known shared flake: retrying once more"
+	run_pair "$1" "${2//-p /-p 2}" "${3//-p /-p 2}" "$4"
 }
 
 # known_flake NAME: the case is listed in tests/vm/c-flakes (seen to fail

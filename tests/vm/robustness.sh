@@ -49,6 +49,17 @@ connected_ids() {
 	done
 	echo "$k"
 }
+# wait_listening PORT: until rdma_cm lists an id in state LISTEN on PORT
+# (10 s at most); fails if none does or the tool fails.
+wait_listening() {
+	local i out
+	for i in $(seq 50); do
+		out=$(cm_ids) || return 1
+		grep -qE "state LISTEN .*:$1( |\$)" <<<"$out" && return 0
+		sleep 0.2
+	done
+	return 1
+}
 # start_pair IP PORT SERVER_FLAGS [LOG_PREFIX]: an endless rping pair,
 # the client started once the server listens on PORT (up to 10 s, not a
 # fixed delay: under load a server may take longer than any delay, and a
@@ -56,14 +67,11 @@ connected_ids() {
 # their pids and conn to the number of connected ids on PORT (2 for a
 # connected pair).
 start_pair() {
-	local out_s=/dev/null out_c=/dev/null i
+	local out_s=/dev/null out_c=/dev/null
 	[ -n "${4:-}" ] && out_s=$4-s.log out_c=$4-c.log
 	rping -s -a "$1" -p "$2" $3 >"$out_s" 2>&1 &
 	srv=$!
-	for i in $(seq 50); do
-		cm_ids 2>/dev/null | grep -qE "state LISTEN .*:$2( |\$)" && break
-		sleep 0.2
-	done
+	wait_listening "$2"
 	rping -c -a "$1" -p "$2" -C 0 >"$out_c" 2>&1 &
 	cli=$!
 	conn=$(connected_ids "$2")
@@ -77,16 +85,12 @@ echo "1..6"
 rping -s -a "$RXE_IP" -p 7600 >/dev/null 2>&1 &
 lsn=$!
 seen=0
-for i in $(seq 50); do
-	out=$(cm_ids) || break
-	grep -qE "state LISTEN .*:7600( |\$)" <<<"$out" && { seen=1; break; }
-	sleep 0.2
-done
+wait_listening 7600 && seen=1
 kill -9 $lsn
 wait $lsn 2>/dev/null
 gone=$(no_cm_ids) && gone=ok
 if [ $seen != 1 ] || [ "$gone" != ok ]; then
-	echo "Bail out! rdma resource show cm_id: the listener on port 7600 listed $seen, after its kill: $gone $out"
+	echo "Bail out! rdma resource show cm_id: the listener on port 7600 listed $seen, after its kill: $gone"
 	exit 1
 fi
 echo "# rdma resource show cm_id lists a known listener, and nothing once it is killed"
