@@ -66,18 +66,33 @@ kernel_dir() {
 	readlink -f "$link"
 }
 
-# The userspace tests: the C harnesses against the uapi headers of kernel $1,
-# and the Rust harness (tests/abi_rs).
+# The C test programs, as tests/<directory>/<name>.c, each with the
+# libraries it links beyond libc; the binaries go to tests/build/<name>.
+C_TESTS=(abi/ucma_abi abi/ucma_cmds abi/ucma_efault abi/ucma_diff scale/ucma_scale
+	limits/ucma_limits races/ucma_races:-libverbs peer/ucma_peer:-libverbs
+	fail-nth/ucma_failnth fail-nth/ucma_handler_faults fuzz/ucma_fuzz:-libverbs)
+
+# Compiles one C test program: build_c_test KDIR SOURCE OUTPUT [LIBS...],
+# against the uapi headers of kernel KDIR, with the shared headers of
+# tests/lib.
+build_c_test() {
+	local kdir=$1 src=$2 out=$3
+	shift 3
+	gcc -O2 -Wall -Werror -pthread -I "$kdir/usr/include" -I "$UCMA_ROOT/tests/lib" \
+		-o "$out" "$src" "$@"
+}
+
+# The userspace tests: the C suites (C_TESTS) against the uapi headers of
+# kernel $1, and the Rust harness (tests/abi_rs).
 build_tests() {
-	local t b=$UCMA_ROOT/tests/build
+	local t src libs b=$UCMA_ROOT/tests/build
 	mkdir -p "$b"
-	for t in ucma_abi ucma_cmds ucma_efault ucma_diff ucma_scale ucma_limits ucma_races \
-		ucma_peer ucma_failnth ucma_handler_faults; do
-		gcc -O2 -Wall -Werror -pthread -I "$1/usr/include" -o "$b/$t" "$UCMA_ROOT/tests/abi/$t.c" \
-			$(case $t in ucma_races | ucma_peer) echo -libverbs ;; esac)
+	for t in "${C_TESTS[@]}"; do
+		src=${t%%:*} libs=
+		[ "$src" = "$t" ] || libs=${t#*:}
+		# shellcheck disable=SC2086 # libs: words
+		build_c_test "$1" "$UCMA_ROOT/tests/$src.c" "$b/${src##*/}" $libs || return 1
 	done
-	gcc -O2 -Wall -Werror -pthread -I "$1/usr/include" -o "$b/ucma_fuzz" \
-		"$UCMA_ROOT/tests/fuzz/ucma_fuzz.c" -libverbs
 	cargo build --release --quiet --manifest-path "$UCMA_ROOT/tests/abi_rs/Cargo.toml" \
 		--target-dir "$b/cargo"
 	cp "$b/cargo/release/ucma_abi_rs" "$b/"

@@ -23,19 +23,7 @@
 
 #include "kmsg.h"
 #include "ktap.h"
-
-#define DEV "/dev/infiniband/rdma_cm"
-
-static int open_dev(void)
-{
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0) {
-		printf("Bail out! open %s: %s\n", DEV, strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
+#include "ucma_dev.h"
 
 /* A command buffer: header + payload, written in one write(). */
 struct cmd_buf {
@@ -60,7 +48,7 @@ static void test_node(void)
 	char buf[16] = "";
 	FILE *f;
 
-	ktap_result(stat(DEV, &st) == 0 && S_ISCHR(st.st_mode) && (st.st_mode & 0777) == 0666,
+	ktap_result(stat(UCMA_DEV, &st) == 0 && S_ISCHR(st.st_mode) && (st.st_mode & 0777) == 0666,
 		    "node_is_char_0666", "mode %o", st.st_mode);
 	f = fopen("/sys/class/misc/rdma_cm/abi_version", "r");
 	if (f) {
@@ -154,7 +142,7 @@ static void in_child(const char *name, int (*fn)(int), int arg)
 /* The opener's own credentials change (setresuid): its writes become EACCES. */
 static int cred_change(int unused)
 {
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	long r;
 
 	(void)unused;
@@ -252,9 +240,10 @@ int main(void)
 	int fd;
 
 	signal(SIGPIPE, SIG_IGN);
+	ucma_setup(0);
 	ktap_header(22);
 	test_node();
-	fd = open_dev();
+	fd = ucma_dev_open();
 	test_framing(fd);
 	test_poll_idle(fd);
 	test_foreign_creds(fd);

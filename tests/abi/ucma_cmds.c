@@ -495,8 +495,8 @@ static const char *ece_exchange(uint16_t port, uint16_t in_c, uint16_t in_a,
 {
 	struct sockaddr_in a = rxe_addr;
 	struct rdma_ucm_event_resp ev;
-	int fl = open(DEV, O_RDWR | O_CLOEXEC);
-	int fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fl = ucma_dev_open();
+	int fc = ucma_dev_open();
 	uint32_t l = ~0u, c = ~0u;
 	const char *failed;
 
@@ -569,7 +569,7 @@ static void test_migrate_same_file(void)
 	struct rdma_ucm_migrate_resp r = { .events_reported = ~0u };
 	struct rdma_ucm_migrate_id m = { .response = (uintptr_t)&r };
 	uint32_t a = ~0u, b = ~0u;
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
 	long rc, g1, g2;
 
 	set_nonblock(fd, 1);
@@ -610,8 +610,8 @@ static void test_connect_request_layout(void)
 	struct rdma_ucm_connect c = { 0 };
 	struct rdma_ucm_event_resp ev;
 	struct sockaddr_in a = rxe_addr;
-	int fl = open(DEV, O_RDWR | O_CLOEXEC);
-	int fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fl = ucma_dev_open();
+	int fc = ucma_dev_open();
 	const char *failed = NULL;
 	uint32_t l = ~0u;
 
@@ -708,7 +708,7 @@ static void test_mcast_same_address(void)
 		ktap_skipped("mcast_same_address_twice", "C module: use-after-free, see abi.rst");
 		return;
 	}
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	fd = ucma_dev_open();
 	if (create_id(fd, 0x3a, RDMA_PS_UDP, &id) || bind_ip(fd, id, &rxe_addr))
 		failed = "UDP id on rxe";
 	else if (join_uid(fd, id, "239.1.5.1", 0xa, &a))
@@ -800,8 +800,8 @@ static int c_uaf_demo(void)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# c-uaf-demo: uCMA module %s\n", c_module_loaded() ? "rdma_ucm (C)" : "ucma_rs");
-	bfd = open(DEV, O_RDWR | O_CLOEXEC);
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	bfd = ucma_dev_open();
+	fd = ucma_dev_open();
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		printf("# setrlimit: %s\n", strerror(errno));
 	for (i = 0; i < DEMO_WATCHERS; i++) {
@@ -969,8 +969,8 @@ static void test_max_backlog(void)
 			    MAX_BACKLOG_SYSCTL, strerror(errno));
 		return;
 	}
-	fl = open(DEV, O_RDWR | O_CLOEXEC);
-	fc = open(DEV, O_RDWR | O_CLOEXEC);
+	fl = ucma_dev_open();
+	fc = ucma_dev_open();
 	a.sin_port = htons(7474);
 	if (create_id(fl, 0xb1, RDMA_PS_TCP, &l) || bind_ip(fl, l, &a) || listen_id(fl, l, 100))
 		failed = "listener";
@@ -1015,7 +1015,7 @@ static void test_sigkill_get_event(void)
 {
 	struct sockaddr_in far = ipv4(UNREACHABLE_IP, 0);
 	struct rdma_ucm_event_resp ev;
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
 	int blocked, gone, st = 0, ok, own = -1, ready[2];
 	uint32_t id = ~0u;
 	pid_t pid;
@@ -1031,7 +1031,7 @@ static void test_sigkill_get_event(void)
 		struct rdma_ucm_resolve_ip r = { .timeout_ms = 4000 };
 		uint32_t cid = ~0u;
 
-		own = open(DEV, O_RDWR | O_CLOEXEC);
+		own = ucma_dev_open();
 		create_id(own, 0x52, RDMA_PS_TCP, &cid);
 		r.id = cid;
 		memcpy(&r.dst_addr, &far, sizeof(far));
@@ -1112,7 +1112,7 @@ static void get_event_signalled(int restart)
 	long rc;
 	int e;
 
-	k.fd = open(DEV, O_RDWR | O_CLOEXEC);
+	k.fd = ucma_dev_open();
 	create_id(k.fd, 0x5a, RDMA_PS_TCP, &k.id);
 	usr1_seen = 0;
 	sigaction(SIGUSR1, &sa, &old);
@@ -1150,8 +1150,8 @@ static void test_get_event_signals(void)
  */
 static void test_fork(void)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
-	int other = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
+	int other = ucma_dev_open();
 	struct rdma_ucm_event_resp ev;
 	int pipefd[2], st = -1, ok, held;
 	uint32_t id = ~0u, id2 = ~0u;
@@ -1182,7 +1182,7 @@ static void test_fork(void)
 	close(fd);
 
 	/* The parent closes first: the child's reference keeps the ids. */
-	fd = open(DEV, O_RDWR | O_CLOEXEC);
+	fd = ucma_dev_open();
 	create_id(fd, 0xf1, RDMA_PS_TCP, &id2);
 	if (pipe2(pipefd, O_CLOEXEC)) {
 		ktap_result(0, "fork_last_close_destroys_ids", "pipe: %s", strerror(errno));
@@ -1232,7 +1232,7 @@ static void *write_event_later(void *arg)
 static void test_epoll(void)
 {
 	struct epoll_event ee = { .events = EPOLLIN | EPOLLET }, out[2];
-	struct later_event l = { .fd = open(DEV, O_RDWR | O_CLOEXEC) };
+	struct later_event l = { .fd = ucma_dev_open() };
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	int idle, woke, again, edge;
 	pthread_t t;
@@ -1288,7 +1288,7 @@ static void test_netns(void)
 	r->host_bind_in_ns = r->port_ns = 99;
 	pid = fork();
 	if (pid == 0) {
-		int fd = open(DEV, O_RDWR | O_CLOEXEC);
+		int fd = ucma_dev_open();
 		uint32_t init_a = ~0u, init_b = ~0u, ns_a = ~0u, ns_b = ~0u;
 
 		create_id(fd, 0x4e1, RDMA_PS_TCP, &init_a);
@@ -1636,11 +1636,11 @@ static void test_fdinfo(void)
 	if (old_max < 0 || write_long(MAX_BACKLOG_SYSCTL, 1024))
 		failed = fdinfo_fail("set " MAX_BACKLOG_SYSCTL " to 1024", &err);
 	a.sin_port = htons(7476);
-	h = open(DEV, O_RDWR | O_CLOEXEC);
-	f = open(DEV, O_RDWR | O_CLOEXEC);
-	g = open(DEV, O_RDWR | O_CLOEXEC);
+	h = ucma_dev_open();
+	f = ucma_dev_open();
+	g = ucma_dev_open();
 	if (!failed && (h < 0 || f < 0 || g < 0))
-		failed = fdinfo_fail("open " DEV, &err);
+		failed = fdinfo_fail("open " UCMA_DEV, &err);
 
 	/* 1: H idle and bound; F listening; G's three clients route resolved. */
 	if (!failed && (create_id(h, 0xf1, RDMA_PS_TCP, &idle) ||
@@ -1867,9 +1867,9 @@ static void test_fdinfo(void)
 	close(f);
 	close(g);
 	close(h);
-	z = open(DEV, O_RDWR | O_CLOEXEC);
+	z = ucma_dev_open();
 	if (z < 0)
-		failed = fdinfo_fail("open " DEV " again", &err);
+		failed = fdinfo_fail("open " UCMA_DEV " again", &err);
 	{
 		const struct fdinfo want_z = {
 			.ids = 0, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
@@ -1918,24 +1918,19 @@ static const struct group {
  */
 int main(int argc, char **argv)
 {
-	const char *ip = getenv("RXE_IP");
 	int plan = 0, before;
 	unsigned int i;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (!ip) {
-		printf("Bail out! RXE_IP not set (run through scripts/vm-run)\n");
-		return 1;
-	}
-	rxe_addr.sin_family = AF_INET;
-	inet_pton(AF_INET, ip, &rxe_addr.sin_addr);
+	ucma_setup(UCMA_NEED_RXE);
+	rxe_addr = ucma_env.rxe;
 	if (argc > 1 && !strcmp(argv[1], "--c-uaf-demo"))
 		return c_uaf_demo();
 	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	fd1 = open(DEV, O_RDWR | O_CLOEXEC);
-	fd2 = open(DEV, O_RDWR | O_CLOEXEC);
+	fd1 = ucma_dev_open();
+	fd2 = ucma_dev_open();
 	if (fd1 < 0 || fd2 < 0) {
-		printf("Bail out! open %s: %s\n", DEV, strerror(errno));
+		printf("Bail out! open %s: %s\n", UCMA_DEV, strerror(errno));
 		return 1;
 	}
 	for (i = 0; i < ARRAY_SIZE(groups); i++)

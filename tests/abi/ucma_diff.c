@@ -252,7 +252,7 @@ static int client_to_listener(const char *pfx, int fc, uint64_t uid, uint16_t po
 static void test_connected_pair(int fl)
 {
 	struct rdma_ucm_event_resp ev;
-	int fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fc = ucma_dev_open();
 	uint32_t c = ~0u, child;
 
 	if (client_to_listener("diff_pair", fc, 0xc1, 7482, &c)) {
@@ -302,7 +302,7 @@ out:
 static void test_notify(int fl)
 {
 	struct rdma_ucm_event_resp ev;
-	int fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fc = ucma_dev_open();
 	uint32_t c = ~0u, child;
 
 	if (client_to_listener("diff_notify", fc, 0xc2, 7483, &c) ||
@@ -338,7 +338,7 @@ static void test_reject(int fl)
 	static const char pd[] = "ucma-rs reject";
 	struct rdma_ucm_reject r = { .reason = 0, .private_data_len = sizeof(pd) - 1 };
 	struct rdma_ucm_event_resp ev;
-	int fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fc = ucma_dev_open();
 	uint32_t c = ~0u;
 
 	if (client_to_listener("diff_reject", fc, 0xc3, 7484, &c) ||
@@ -364,7 +364,7 @@ out:
 static void test_connections(void)
 {
 	struct sockaddr_in a = rxe_port(LISTEN_PORT);
-	int fl = open(DEV, O_RDWR | O_CLOEXEC);
+	int fl = ucma_dev_open();
 	uint32_t l = ~0u;
 
 	if (create_id(fl, 0x1f, RDMA_PS_TCP, &l) || expect_ok("diff_listener_bind", bind_ip(fl, l, &a)) ||
@@ -414,7 +414,7 @@ static void expect_leave(const char *name, int fd, uint32_t mc)
 static void test_ud_join_leave(void)
 {
 	struct sockaddr_in a = rxe_port(7485), g = ipv4("239.1.7.1", 0);
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
 	uint32_t id = ~0u, m1 = ~0u, m2 = ~0u;
 
 	if (create_id(fd, 0xd1, RDMA_PS_UDP, &id) || expect_ok("diff_ud_bind", bind_ip(fd, id, &a)))
@@ -442,18 +442,8 @@ out:
 
 int main(void)
 {
-	const char *ip = getenv("RXE_IP");
-
-	if (!ip) {
-		printf("Bail out! RXE_IP not set (run through scripts/vm-run)\n");
-		return 1;
-	}
-	rxe_addr.sin_family = AF_INET;
-	inet_pton(AF_INET, ip, &rxe_addr.sin_addr);
-	if (access(DEV, R_OK | W_OK)) {
-		printf("Bail out! %s: %s\n", DEV, strerror(errno));
-		return 1;
-	}
+	ucma_setup(UCMA_NEED_RXE);
+	rxe_addr = ucma_env.rxe;
 	/* Every scenario runs to its end when all is well: a step that fails
 	 * stops its scenario, and the count no longer matches the plan.
 	 */

@@ -107,7 +107,7 @@ static uint32_t next_id(int fd)
  */
 static void test_create_id(void)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
 	uint32_t a = next_id(fd), b = ~0u, *part;
 	long gone;
 
@@ -151,7 +151,7 @@ static long destroy_at(int fd, uint32_t id, void *resp)
 static void test_destroy_id(void)
 {
 	static const char *const how[] = { "fault", "partial" };
-	int fd = open(DEV, O_RDWR | O_CLOEXEC), k;
+	int fd = ucma_dev_open(), k;
 	uint32_t id = ~0u, next;
 	long gone, dropped;
 
@@ -269,7 +269,7 @@ static void probe_read_only(const struct ro_probe *p, int fd, uint32_t id)
  */
 static void test_read_only(void)
 {
-	int fl = open(DEV, O_RDWR | O_CLOEXEC), fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fl = ucma_dev_open(), fc = ucma_dev_open();
 	struct sockaddr_in a = rxe_addr;
 	uint32_t l = ~0u, c = ~0u;
 	const char *failed;
@@ -302,7 +302,7 @@ static void test_get_event(void)
 {
 	struct rdma_ucm_event_resp e1, e2, e3, *part;
 	const size_t half = sizeof(e1) / 2;
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint32_t id = ~0u, rep = ~0u;
 	long r1, r2, r3;
@@ -358,7 +358,7 @@ static const char *client_route(int fc, uint64_t uid, const struct sockaddr_in *
  */
 static void test_get_event_connect_request(void)
 {
-	int fl = open(DEV, O_RDWR | O_CLOEXEC), fc = open(DEV, O_RDWR | O_CLOEXEC);
+	int fl = ucma_dev_open(), fc = ucma_dev_open();
 	struct pollfd p = { .fd = fl, .events = POLLIN };
 	struct sockaddr_in a = rxe_addr;
 	struct rdma_ucm_event_resp ev;
@@ -418,7 +418,7 @@ static long migrate_at(int to, uint32_t id, int from, void *resp)
  */
 static void test_migrate_id(void)
 {
-	int fa = open(DEV, O_RDWR | O_CLOEXEC), fb = open(DEV, O_RDWR | O_CLOEXEC), k;
+	int fa = ucma_dev_open(), fb = ucma_dev_open(), k;
 	struct rdma_ucm_event_resp ev;
 	uint32_t id = ~0u, rep = ~0u;
 	int files[2] = { fa, fb };
@@ -562,7 +562,7 @@ static void probe_leave(int fd, uint32_t id, uint32_t mc, const char *group, uin
 
 static void test_multicast(void)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC), stray;
+	int fd = ucma_dev_open(), stray;
 	struct rdma_ucm_create_id_resp r = { .id = ~0u };
 	uint32_t id = ~0u, mc = ~0u;
 
@@ -613,16 +613,12 @@ static const struct {
 
 int main(void)
 {
-	const char *ip = getenv("RXE_IP");
 	int plan = 3, before;
 	uint32_t base;
 	unsigned int i;
 
-	if (!ip) {
-		printf("Bail out! RXE_IP not set (run through scripts/vm-run)\n");
-		return 1;
-	}
-	rxe_addr = ipv4(ip, 0);
+	ucma_setup(UCMA_NEED_RXE);
+	rxe_addr = ucma_env.rxe;
 	bad = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	edge = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (bad == MAP_FAILED || edge == MAP_FAILED || mprotect(edge + PAGE, PAGE, PROT_NONE)) {
@@ -632,7 +628,7 @@ int main(void)
 	edge += PAGE;
 	base = probe_id();
 	if (base == ~0u) {
-		printf("Bail out! CREATE_ID on %s: %s\n", DEV, strerror(errno));
+		printf("Bail out! CREATE_ID on %s: %s\n", UCMA_DEV, strerror(errno));
 		return 1;
 	}
 	if (!cm_id_listing_sees(&rxe_addr))

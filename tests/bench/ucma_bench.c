@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../abi/ucma_cmd.h"
+#include "ucma_cmd.h"
 
 static uint64_t now_ns(void)
 {
@@ -51,15 +51,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "ucma_bench: %s: %s\n", what, strerror(errno));
 	exit(1);
-}
-
-static int open_dev(void)
-{
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		die("open " DEV);
-	return fd;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -147,7 +138,7 @@ static void bench_rtt(void)
 					.in = sizeof(struct rdma_ucm_query),
 					.out = sizeof(resp) } };
 	struct cmd_image bad;
-	int fd = open_dev(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int fd = ucma_dev_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	uint32_t id;
 
 	if (null < 0)
@@ -220,7 +211,7 @@ static void *event_reader(void *arg)
  */
 static double events_per_s(int readers, int use_poll, long total)
 {
-	struct event_run r = { .fd = open_dev(), .total = total, .use_poll = use_poll };
+	struct event_run r = { .fd = ucma_dev_open(), .total = total, .use_poll = use_poll };
 	pthread_t w, rd[8];
 	uint64_t t0, ns;
 
@@ -247,7 +238,7 @@ static double events_per_s(int readers, int use_poll, long total)
 static double events_same_thread(long total)
 {
 	struct rdma_ucm_event_resp ev;
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	uint64_t t0;
 	uint32_t id;
 
@@ -316,14 +307,14 @@ static void bench_memory(void)
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(counts); i++) {
 		before = settled_kernel_bytes();
-		fd = open_dev();
+		fd = ucma_dev_open();
 		create_ids(fd, counts[i]);
 		snprintf(figure, sizeof(figure), "memory.per_id_%ldk", counts[i] / 1000);
 		report(figure, (double)(settled_kernel_bytes() - before) / counts[i], "bytes");
 		close(fd);
 	}
 	before = settled_kernel_bytes();
-	fd = open_dev();
+	fd = ucma_dev_open();
 	if (create_id(fd, 1, RDMA_PS_TCP, &id))
 		die("CREATE_ID");
 	for (long i = 0; i < events; i++)
@@ -357,7 +348,7 @@ static void bench_scaling(void)
 	uint64_t t0;
 
 	/* One file: live ids added in steps. */
-	fds[0] = open_dev();
+	fds[0] = ucma_dev_open();
 	for (unsigned int i = 0; i < ARRAY_SIZE(live) && live[i] <= max; i++) {
 		create_ids(fds[0], live[i] - have);
 		have = live[i];
@@ -371,7 +362,7 @@ static void bench_scaling(void)
 
 	/* Four files, a quarter of the live ids on each; the pairs on the first. */
 	for (int f = 0; f < 4; f++)
-		fds[f] = open_dev();
+		fds[f] = ucma_dev_open();
 	have = 0;
 	for (unsigned int i = 0; i < ARRAY_SIZE(live) && live[i] <= max; i++) {
 		for (int f = 0; f < 4; f++)
@@ -385,7 +376,7 @@ static void bench_scaling(void)
 
 	/* Closing a file of N ids. */
 	for (unsigned int i = 2; i < ARRAY_SIZE(live) - 1 && live[i] < max; i++) {
-		int fd = open_dev();
+		int fd = ucma_dev_open();
 
 		create_ids(fd, live[i]);
 		t0 = now_ns();
@@ -404,7 +395,7 @@ static void bench_resolve(void)
 	struct rdma_ucm_event_resp ev;
 	uint32_t *ids = calloc(n, sizeof(*ids));
 	struct sockaddr_in a;
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	uint64_t t0;
 
 	if (!ids || !ip) {
@@ -502,7 +493,7 @@ static void bench_allocs(void)
 	struct rdma_ucm_event_resp ev;
 	struct sockaddr_in a;
 	uint32_t *ids = calloc(n, sizeof(*ids));
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 
 	if (!ids || !ip) {
 		errno = ENOENT;
@@ -583,6 +574,7 @@ static void bench_allocs(void)
 
 int main(int argc, char **argv)
 {
+	ucma_setup(0);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "rtt"))
 			bench_rtt();

@@ -47,9 +47,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../abi/ktap.h"
-#include "../abi/ucma_cmd.h"
-#include "../abi/verbs_qp.h"
+#include "ktap.h"
+#include "ucma_cmd.h"
+#include "verbs_qp.h"
 
 #define NCMD 25
 #define OP_GARBAGE NCMD	   /* malformed header or length */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# VM tier: the per-file caps of ucma_rs (tests/abi/ucma_limits.c caps).
+# VM tier: the per-file caps of ucma_rs (tests/limits/ucma_limits.c caps).
 # Reloads ucma_rs with small caps, runs the cases, then reloads it with
 # its defaults; needs no other rdma_cm file open. Under the C module the
 # cases are skipped (ucma_limits sees no limits), and nothing is reloaded.

@@ -4,7 +4,7 @@
 # The differential run, inside one VM boot: the raw-ABI harnesses run once
 # with ucma_rs loaded and once with the C rdma_ucm, each appending what every
 # case saw (return value and errno, pass bit, reply bytes with ids
-# normalised; see tests/abi/ktap.h) to a log; the two logs are compared case
+# normalised; see tests/lib/ktap.h) to a log; the two logs are compared case
 # by case. Differences named in tests/vm/differential-explained (each also
 # listed in Documentation/abi.rst) are explained; any other fails the suite.
 # Needs ucma_rs loaded on entry (scripts/vm-run --module rust); leaves it

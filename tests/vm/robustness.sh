@@ -151,7 +151,7 @@ rmmod_case() {
 		rmmod $mod || { why="round $round: rmmod $mod failed"; break; }
 		sleep 2.5
 		$load || { why="round $round: $load failed"; break; }
-		# A new load: what tests/abi/kmsg.h looks for (KMSG_MODULE_LOADED).
+		# A new load: what tests/lib/kmsg.h looks for (KMSG_MODULE_LOADED).
 		echo "ucma-rs: uCMA module loaded: ${UCMA_MODULE:-rust}" >/dev/kmsg
 		exec 3<>/dev/infiniband/rdma_cm || { why="round $round: no rdma_cm after reload"; break; }
 		exec 3>&-

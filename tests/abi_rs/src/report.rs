@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! KTAP output, and the differential log (the format of tests/abi/ktap.h).
+//! KTAP output, and the differential log (the format of tests/lib/ktap.h).
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;

@@ -83,17 +83,12 @@ static int step_failed(const char *what, long r)
 	return r != 0;
 }
 
-static int open_dev(void)
-{
-	return open(DEV, O_RDWR | O_CLOEXEC);
-}
-
 /* --- setups: each returns 0 when the state the command needs is reached. --- */
 
 static int s_files(struct setup *s)
 {
-	s->fd = open_dev();
-	s->fd2 = open_dev();
+	s->fd = ucma_dev_open();
+	s->fd2 = ucma_dev_open();
 	s->port = next_port++;
 	if (next_port > 100000)
 		next_port = 20000;
@@ -422,7 +417,7 @@ static long t_close(struct setup *s)
 
 static long t_open(struct setup *s)
 {
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 
 	if (fd < 0)
 		return -1;
@@ -683,12 +678,13 @@ static int configure(void)
 
 int main(int argc, char **argv)
 {
-	const char *ip = getenv("RXE_IP"), *kernel = getenv("UCMA_KERNEL");
+	const char *kernel = getenv("UCMA_KERNEL");
 	unsigned int i;
 	uint32_t base;
 	int plan = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ucma_setup(0);
 	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
 	if (nth_fd < 0) {
 		/*
@@ -702,14 +698,14 @@ int main(int argc, char **argv)
 			ktap_skipped("failnth_available", "no /proc/thread-self/fail-nth (needs the debug kernel)");
 		return ktap_finish();
 	}
-	if (!ip || configure()) {
+	if (!ucma_env.rxe_ip || configure()) {
 		printf("Bail out! RXE_IP not set or fault injection not configurable\n");
 		return 1;
 	}
 	for (i = 0; i < ARRAY_SIZE(scenarios); i++)
 		plan += argc < 2 || strstr(scenarios[i].name, argv[1]);
 	ktap_header(plan);
-	rxe = ipv4(ip, 0);
+	rxe = ucma_env.rxe;
 	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
 	base = probe_id();
 	if (base == ~0u || !ids_free_from(base, ID_PROBE_MARGIN)) {

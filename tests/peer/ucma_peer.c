@@ -54,11 +54,6 @@ static uint32_t base_id;
 static char why[512];
 static int failed_step;
 
-static int open_dev(void)
-{
-	return open(DEV, O_RDWR | O_CLOEXEC);
-}
-
 static const char *ev_name(uint32_t e)
 {
 	return e < sizeof(event_names) / sizeof(event_names[0]) ? event_names[e] : "?";
@@ -246,7 +241,7 @@ static void peer_neighbour_resolution(void)
 {
 	struct sockaddr_in a = ipv4(PEER_RXE_IP, 0);
 	char want[18] = "", got[18] = "";
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	uint32_t id;
 
 	begin_case();
@@ -277,7 +272,7 @@ static void peer_addr_error(void)
 {
 	struct sockaddr_in gone = ipv4("10.77.0.99", 0), a = ipv4(PEER_RXE_IP, 0);
 	struct rdma_ucm_event_resp ev;
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	uint32_t id;
 
 	begin_case();
@@ -324,7 +319,7 @@ static struct side sides[2] = {
 static void rejected_without_listener(enum transport t, const char *name)
 {
 	struct sockaddr_in a = ipv4(sides[t].ip, next_port++);
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	uint32_t id;
 
 	begin_case();
@@ -366,7 +361,7 @@ static void peer_rejected_without_listener_siw(void)
 static void rejected_by_listener(enum transport t, const char *name)
 {
 	int32_t status = t == ROCE ? IB_CM_REJ_CONSUMER_DEFINED : -ECONNRESET;
-	int fp = open_dev(), fc = open_dev();
+	int fp = ucma_dev_open(), fc = ucma_dev_open();
 	struct rdma_ucm_event_resp ev;
 	struct sockaddr_in a;
 	uint32_t l, c;
@@ -414,7 +409,7 @@ static void peer_rejected_by_listener_siw(void)
  */
 static void connect_disconnect(enum transport t, const char *name)
 {
-	int fp = open_dev(), fc = open_dev();
+	int fp = ucma_dev_open(), fc = ucma_dev_open();
 	struct rdma_ucm_event_resp ev;
 	uint32_t l, c, child = ~0u;
 	struct sockaddr_in a;
@@ -489,7 +484,7 @@ static void peer_connect_disconnect_siw(void)
 static void peer_unreachable_on_mac_change(void)
 {
 	static const char *const new_mac = "02:77:00:00:00:02";
-	int fp = open_dev(), fc = open_dev(), i, got[UNR_IDS] = { 0 }, requests = 0;
+	int fp = ucma_dev_open(), fc = ucma_dev_open(), i, got[UNR_IDS] = { 0 }, requests = 0;
 	struct rdma_ucm_event_resp ev;
 	char old_mac[18], cmdline[256];
 	uint32_t l, c[UNR_IDS];
@@ -580,7 +575,7 @@ static void bond_down(void)
 static void peer_addr_change_on_bond_failover(void)
 {
 	struct sockaddr_in a = ipv4("10.79.0.1", 0), other = ipv4(HERE_RXE_IP, 0);
-	int fd = open_dev(), fo = open_dev(), i, round, got[BOND_IDS];
+	int fd = ucma_dev_open(), fo = ucma_dev_open(), i, round, got[BOND_IDS];
 	static const char *const slaves[] = { "vethc0", "vethb0" };
 	struct rdma_ucm_event_resp ev;
 	uint32_t id[BOND_IDS], o;
@@ -638,6 +633,7 @@ int main(void)
 	int t, set_up;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ucma_setup(0);
 	ktap_header(10);
 	set_up = peer_up() == 0;
 	for (t = ROCE; t <= IWARP && set_up; t++)

@@ -360,8 +360,8 @@ static void connect_storm(const char *name, const char *ip)
 	}
 	printf("# failslab limited to allocations under the event handler, %#llx..%#llx\n", start,
 	       end);
-	s.fl = open(DEV, O_RDWR | O_CLOEXEC);
-	s.fc = open(DEV, O_RDWR | O_CLOEXEC);
+	s.fl = ucma_dev_open();
+	s.fc = ucma_dev_open();
 	set_nonblock(s.fl, 1);
 	set_nonblock(s.fc, 1);
 	/*
@@ -429,11 +429,12 @@ static void connect_storm(const char *name, const char *ip)
 
 int main(void)
 {
-	const char *ip = getenv("RXE_IP"), *mod = getenv("UCMA_MODULE");
-	const char *kernel = getenv("UCMA_KERNEL");
+	const char *mod = getenv("UCMA_MODULE"), *kernel = getenv("UCMA_KERNEL"), *ip;
 	const char *name = "connect_storm_with_handler_allocation_failures";
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ucma_setup(0);
+	ip = ucma_env.rxe_ip;
 	ktap_header(1);
 	if (access(FAILSLAB "require-start", W_OK) && kernel && !strcmp(kernel, "debug"))
 		ktap_result(0, name, "the debug kernel has no failslab stack-trace filter");

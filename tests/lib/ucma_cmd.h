@@ -20,7 +20,9 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#define DEV "/dev/infiniband/rdma_cm"
+#include "ucma_dev.h"
+
+#define DEV UCMA_DEV
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define EV_ADDR_RESOLVED 0
 #define EV_ROUTE_RESOLVED 2
@@ -334,7 +336,7 @@ static inline int c_module_loaded(void)
 static inline uint32_t probe_id(void)
 {
 	uint32_t id = ~0u;
-	int fd = open(DEV, O_RDWR | O_CLOEXEC);
+	int fd = ucma_dev_open();
 
 	create_id_unseen(fd, 1, RDMA_PS_TCP, &id);
 	close(fd);
@@ -354,7 +356,7 @@ static inline uint32_t probe_id(void)
  */
 static inline int ids_free_from_at(uint32_t base, unsigned int n, uint32_t *first_taken)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC), ok = fd >= 0, e;
+	int fd = ucma_dev_open(), ok = fd >= 0, e;
 	uint32_t id, taken = ~0u;
 	unsigned int k;
 
@@ -435,7 +437,7 @@ static inline int listed_cm_ids(void)
  */
 static inline int cm_id_listing_sees(const struct sockaddr_in *addr)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC), before = listed_cm_ids(), during = -1;
+	int fd = ucma_dev_open(), before = listed_cm_ids(), during = -1;
 	uint32_t id;
 
 	if (create_id(fd, 1, RDMA_PS_UDP, &id) == 0 && bind_ip(fd, id, addr) == 0)
@@ -468,7 +470,7 @@ static inline int listed_cm_ids_after(int ms)
  */
 static inline int multicast_table_empty(const struct sockaddr_in *dev, int n)
 {
-	int fd = open(DEV, O_RDWR | O_CLOEXEC), k, ok = 1;
+	int fd = ucma_dev_open(), k, ok = 1;
 	uint32_t id, mc;
 
 	if (create_id(fd, 0x31, RDMA_PS_UDP, &id) || bind_ip(fd, id, dev))

@@ -228,7 +228,7 @@ static void memcg_create_ids_enomem(void)
 		uint32_t id;
 
 		rep.baseline = cg_read(cg, "memory.current", NULL);
-		fd = open(DEV, O_RDWR);
+		fd = ucma_dev_open();
 		if (fd < 0)
 			_exit(3);
 		for (i = 0; i < MEMCG_TRIES; i++) {
@@ -284,7 +284,7 @@ static void memcg_create_ids_enomem(void)
 /* Outside that cgroup nothing broke: another process makes its ids. */
 static void memcg_others_unaffected(void)
 {
-	int fd = open(DEV, O_RDWR), i, ok = fd >= 0;
+	int fd = ucma_dev_open(), i, ok = fd >= 0;
 	uint32_t id;
 
 	for (i = 0; ok && i < 1000; i++)
@@ -319,7 +319,7 @@ static void memcg_handler_events_charged(void)
 {
 	const char *name = __func__;
 	struct child_report rep = { 0 };
-	const char *ip = getenv("RXE_IP");
+	const char *ip = ucma_env.rxe_ip;
 	long measured = debug_kernel() ? EVENTS_KB_DEBUG : EVENTS_KB_DEFAULT, cur;
 	char cg[256];
 	int p[2], st;
@@ -342,7 +342,7 @@ static void memcg_handler_events_charged(void)
 		int fd, i, w;
 
 		rep.baseline = cg_read(cg, "memory.current", NULL);
-		fd = open(DEV, O_RDWR);
+		fd = ucma_dev_open();
 		if (fd < 0)
 			_exit(3);
 		for (i = 0; i < EVENTS_N; i++)
@@ -395,7 +395,7 @@ static void memcg_handler_events_charged(void)
 /* The caps and their counters are in fdinfo. */
 static void caps_in_fdinfo(void)
 {
-	int fd = open(DEV, O_RDWR);
+	int fd = ucma_dev_open();
 	long ids = fdinfo_number(fd, "rdma_cm_ids_max"), evs = fdinfo_number(fd, "rdma_cm_events_max");
 	long r1 = fdinfo_number(fd, "rdma_cm_ids_refused"), r2 = fdinfo_number(fd, "rdma_cm_events_refused");
 
@@ -426,7 +426,7 @@ static int fill_ids(int fd, uint32_t *first)
  */
 static void caps_create_id_emfile(void)
 {
-	int fd = open(DEV, O_RDWR), other = open(DEV, O_RDWR);
+	int fd = ucma_dev_open(), other = ucma_dev_open();
 	uint32_t first, id;
 	long ids, refused;
 
@@ -452,7 +452,7 @@ out:
 /* MIGRATE_ID into a full file: EMFILE, and the id stays where it was. */
 static void caps_migrate_emfile(void)
 {
-	int full = open(DEV, O_RDWR), src = open(DEV, O_RDWR);
+	int full = ucma_dev_open(), src = ucma_dev_open();
 	uint32_t id, first;
 
 	if (fill_ids(full, &first) || create_id(src, 1, RDMA_PS_TCP, &id)) {
@@ -479,7 +479,7 @@ out:
 static void caps_write_event_enobufs(void)
 {
 	struct rdma_ucm_event_resp ev;
-	int fd = open(DEV, O_RDWR), i, ok = 1;
+	int fd = ucma_dev_open(), i, ok = 1;
 	struct sockaddr_in dst;
 	uint32_t id, other;
 
@@ -524,9 +524,9 @@ static void caps_write_event_enobufs(void)
 static void caps_connect_request_dropped(const char *name, int ids, uint16_t port)
 {
 	const char *key = ids ? "rdma_cm_ids_refused" : "rdma_cm_events_refused";
-	const char *ip = getenv("RXE_IP"), *step;
+	const char *ip = ucma_env.rxe_ip, *step;
 	struct sockaddr_in a;
-	int fl = open(DEV, O_RDWR), fc = open(DEV, O_RDWR), i, w;
+	int fl = ucma_dev_open(), fc = ucma_dev_open(), i, w;
 	uint32_t l, c, c2;
 	long refused = 0;
 
@@ -588,6 +588,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	ucma_setup(0);
 	ktap_header(n);
 	/*
 	 * Skipped under the C module only (UCMA_MODULE=c, from the VM runner),

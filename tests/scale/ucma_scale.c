@@ -44,11 +44,6 @@ static double per_id(uint64_t ns, long n)
 	return n > 0 ? (double)ns / n : 0;
 }
 
-static int open_dev(void)
-{
-	return open(DEV, O_RDWR | O_CLOEXEC);
-}
-
 /* MemAvailable in kB, or -1. */
 static long mem_available_kb(void)
 {
@@ -147,7 +142,7 @@ static void scale_one_file_300k(void)
 	uint64_t t, dt;
 	int fd, err;
 
-	fd = open_dev();
+	fd = ucma_dev_open();
 	if (fd < 0) {
 		ktap_result(0, __func__, "open: %s", strerror(errno));
 		return;
@@ -214,7 +209,7 @@ static void scale_four_files_100k(void)
 	pthread_barrier_init(&go, NULL, ARRAY_SIZE(c) + 1);
 	for (i = 0; i < ARRAY_SIZE(c); i++) {
 		c[i] = (struct creator){ .go = &go, .ids = ids + i * per, .n = per };
-		c[i].fd = open_dev();
+		c[i].fd = ucma_dev_open();
 		if (c[i].fd < 0) {
 			ktap_result(0, __func__, "open: %s", strerror(errno));
 			while (i--)
@@ -291,7 +286,7 @@ static void scale_bound_ids_visible_and_gone(void)
 	}
 	addr = ipv4(rxe_ip, 0);
 	before = cm_id_count();
-	fd = open_dev();
+	fd = ucma_dev_open();
 	if (fd < 0 || before < 0) {
 		ktap_result(0, __func__, "open: %s, cm_id count %ld", strerror(errno), before);
 		if (fd >= 0)
@@ -339,7 +334,7 @@ static void scale_destroy_each(void)
 	char why[128];
 	uint64_t t, dt;
 
-	fd = open_dev();
+	fd = ucma_dev_open();
 	if (fd < 0) {
 		ktap_result(0, __func__, "open: %s", strerror(errno));
 		return;
@@ -381,10 +376,11 @@ int main(void)
 	const char *s = getenv("SCALE_IDS");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	ucma_setup(0);
 	if (s && atol(s) >= 15)
 		n_ids = atol(s);
-	rxe_ip = getenv("RXE_IP");
-	rxe_dev = getenv("RXE_DEV") ? getenv("RXE_DEV") : "rxe0";
+	rxe_ip = ucma_env.rxe_ip;
+	rxe_dev = ucma_env.rxe_dev;
 	/* Case 3 uses 4 * (n / 3) ids at most. */
 	ids = calloc(n_ids + n_ids / 3 + 1, sizeof(*ids));
 	if (!ids) {

@@ -49,11 +49,6 @@ static struct sockaddr_in with_port(struct sockaddr_in a, uint16_t p)
 	return a;
 }
 
-static int open_dev(void)
-{
-	return open(DEV, O_RDWR | O_CLOEXEC);
-}
-
 /* --- outcome bookkeeping, shared by the threads of a case --- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -244,7 +239,7 @@ static void c1_destroy(void *p)
 static void class01_destroy_vs_inflight_command(void)
 {
 	static void (*const fns[])(void *) = { c1_query, c1_destroy };
-	struct shared s = { .fd = open_dev(), .addr = rxe };
+	struct shared s = { .fd = ucma_dev_open(), .addr = rxe };
 	int i;
 
 	begin_case();
@@ -360,7 +355,7 @@ static void c2_guess(void *p)
 static void class02_handle_published_before_complete(void)
 {
 	static void (*const fns[])(void *) = { c2_create, c2_guess };
-	struct shared s = { .fd = open_dev() };
+	struct shared s = { .fd = ucma_dev_open() };
 	char why[200];
 	int i;
 
@@ -394,7 +389,7 @@ static void class02_handle_published_before_complete(void)
 
 static void class03_device_commands_on_unbound_id(void)
 {
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	uint32_t id;
 	struct ib_uverbs_qp_attr attr;
 	struct rdma_ucm_init_qp_attr ia = { .qp_state = 1, .response = (uintptr_t)&attr };
@@ -429,7 +424,7 @@ static void class04_sockaddr_family_length_mismatch(void)
 {
 	static const uint16_t families[] = { 0, AF_INET, AF_INET6, 27 /* AF_IB */, 0x7f, 0xffff };
 	static const uint16_t sizes[] = { 0, 1, 16, 28, 48, 127, 128 };
-	int fd = open_dev();
+	int fd = ucma_dev_open();
 	unsigned int f, z;
 	uint32_t id;
 
@@ -479,7 +474,7 @@ static void class04_sockaddr_family_length_mismatch(void)
 
 static void class05_unchecked_numeric_fields(void)
 {
-	int fd = open_dev(), bad = 0;
+	int fd = ucma_dev_open(), bad = 0;
 	uint32_t id, rep;
 	struct ib_uverbs_qp_attr attr;
 	uint8_t val[8] = { 0 };
@@ -543,7 +538,7 @@ static void class05_unchecked_numeric_fields(void)
 
 static void class06_short_input_struct(void)
 {
-	int fd = open_dev(), bad = 0;
+	int fd = ucma_dev_open(), bad = 0;
 	uint32_t id;
 	uint16_t len;
 	struct rdma_ucm_connect c = { 0 };
@@ -627,7 +622,7 @@ static int reply_leaks(const char *what, int fd, uint32_t op, void *c, uint16_t 
 
 static void class07_reply_infoleak(void)
 {
-	int fd = open_dev(), fl = open_dev(), fc = open_dev(), leaks = 0;
+	int fd = ucma_dev_open(), fl = ucma_dev_open(), fc = ucma_dev_open(), leaks = 0;
 	uint32_t id, id2, l, c;
 	union reply r, r2;
 	struct rdma_ucm_query q = { 0 };
@@ -729,7 +724,7 @@ static void c8_destroy(void *p)
 static void class08_concurrent_calls_on_one_id(void)
 {
 	static void (*const fns[])(void *) = { c8_a, c8_b, c8_destroy };
-	struct shared s = { .fd = open_dev() };
+	struct shared s = { .fd = ucma_dev_open() };
 	int i;
 
 	begin_case();
@@ -793,8 +788,8 @@ static void class09_migrate_vs_handler_destroy_close(void)
 
 	begin_case();
 	for (i = 0; i < iters; i++) {
-		s.fd = open_dev();
-		s.fd2 = open_dev();
+		s.fd = ucma_dev_open();
+		s.fd2 = ucma_dev_open();
 		set_nonblock(s.fd2, 1);
 		create_id(s.fd, 5, RDMA_PS_UDP, &s.id);
 		race(3, fns, &s);
@@ -836,10 +831,10 @@ static void class10_listener_destroy_with_pending_requests(void)
 
 	begin_case();
 	for (i = 0; i < n; i++) {
-		int fc = open_dev();
+		int fc = ucma_dev_open();
 		uint32_t client[3];
 
-		s.fd = open_dev();
+		s.fd = ucma_dev_open();
 		/*
 		 * Non-blocking: destroying the listener takes its unfetched
 		 * requests off the queue between c10_fetch's poll() and its
@@ -909,7 +904,7 @@ static void class11_device_hot_removal(void)
 	}
 	for (i = 0; i < n && ok; i++) {
 		ok = sh("rdma link add rxer type rxe netdev vethr0 && for i in $(seq 50); do rdma link show rxer/1 | grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1") == 0;
-		s.fd = open_dev();
+		s.fd = ucma_dev_open();
 		set_nonblock(s.fd, 1);
 		create_id(s.fd, 3, RDMA_PS_UDP, &s.id);
 		resolve_ip(s.fd, s.id, &a);
@@ -943,7 +938,7 @@ static void c12_destroy(void *p)
 static void class12_multicast_concurrent_leave(void)
 {
 	static void (*const leaves[])(void *) = { c12_leave, c12_leave, c12_destroy };
-	struct shared s = { .fd = open_dev() };
+	struct shared s = { .fd = ucma_dev_open() };
 	struct sockaddr_in g = ipv4("239.1.2.12", 0);
 	int i, n = iters / 4 + 1;
 
@@ -963,7 +958,7 @@ static void class12_multicast_concurrent_leave(void)
 
 static void class13_join_reply_fault(void)
 {
-	int fd = open_dev(), i, n = iters / 4 + 1, stray = 0;
+	int fd = ucma_dev_open(), i, n = iters / 4 + 1, stray = 0;
 	uint32_t id;
 	struct sockaddr_in g = ipv4("239.1.2.13", 0);
 	struct rdma_ucm_event_resp ev;
@@ -991,7 +986,7 @@ static void class13_join_reply_fault(void)
 
 static void class14_multicast_on_non_ud_and_join_lifetime(void)
 {
-	int fd = open_dev(), i, n = iters / 4 + 1, rc_joined = 0;
+	int fd = ucma_dev_open(), i, n = iters / 4 + 1, rc_joined = 0;
 	uint32_t id;
 	struct sockaddr_in g = ipv4("239.1.2.14", 0);
 
@@ -1034,7 +1029,7 @@ static void c15_destroy(void *p)
 static void class15_resolve_twice_vs_destroy(void)
 {
 	static void (*const fns[])(void *) = { c15_resolve, c15_resolve, c15_destroy };
-	struct shared s = { .fd = open_dev() };
+	struct shared s = { .fd = ucma_dev_open() };
 	int i;
 
 	begin_case();
@@ -1051,7 +1046,7 @@ static void class15_resolve_twice_vs_destroy(void)
 
 static void class16_wrong_state_ops_on_listener(void)
 {
-	int fl = open_dev(), fc = open_dev(), bad = 0, i;
+	int fl = ucma_dev_open(), fc = ucma_dev_open(), bad = 0, i;
 	uint32_t l, c;
 	struct sockaddr_in a = with_port(rxe, port());
 	struct rdma_ucm_event_resp ev;
@@ -1107,7 +1102,7 @@ static void c17_device(void *p)
 static void class17_listen_vs_device_add_remove(void)
 {
 	static void (*const fns[])(void *) = { c17_listen, c17_device };
-	struct shared s = { .fd = open_dev() };
+	struct shared s = { .fd = ucma_dev_open() };
 	int i, n = iters / 50 + 2;
 
 	begin_case();
@@ -1180,7 +1175,7 @@ static void class18_repeated_route_resolution(void)
 	}
 	if (sh("ip link add vethq0 type veth peer name vethq1 && ip addr add 100.64.18.1/24 dev vethq0 && ip link set vethq0 up && ip link set vethq1 up && rdma link add rxeq type rxe netdev vethq0 && for i in $(seq 50); do rdma link show rxeq/1 | grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1"))
 		why = "rxeq on vethq0 could not be set up";
-	fd = open_dev();
+	fd = ucma_dev_open();
 	for (i = 0; i < n && !why; i++) {
 		if (create_id(fd, 18, RDMA_PS_TCP, &id) || resolve_ip(fd, id, &a) ||
 		    wait_event(fd, EV_ADDR_RESOLVED, NULL, 10000)) {
@@ -1237,7 +1232,7 @@ static void c19_connect(void *p)
 {
 	struct c19 *c = p;
 	struct rdma_ucm_event_resp ev;
-	int fc = open_dev(), k;
+	int fc = ucma_dev_open(), k;
 	uint32_t id;
 
 	for (k = 0; k < 4; k++) {
@@ -1322,7 +1317,7 @@ static void class19_netevent_vs_cm_ids(void)
 			c.round = i;
 			c.connecting = 2;
 			c.addr = with_port(ipv4(PEER_RXE_IP, 0), port());
-			c.fp = open_dev();
+			c.fp = ucma_dev_open();
 			if (peer_enter() == 0 && create_id(c.fp, 0x91, RDMA_PS_TCP, &l) == 0 &&
 			    bind_ip(c.fp, l, &c.addr) == 0 && listen_id(c.fp, l, 64) == 0) {
 				set_up++;
@@ -1382,8 +1377,8 @@ static void class20_synthesised_events_vs_migrate(void)
 		struct rdma_ucm_event_resp ev;
 		uint32_t got = 0, rep = ~0u;
 
-		s.fd = open_dev();
-		s.fd2 = open_dev();
+		s.fd = ucma_dev_open();
+		s.fd2 = ucma_dev_open();
 		s.mc = 0;
 		set_nonblock(s.fd, 1);
 		set_nonblock(s.fd2, 1);
@@ -1407,7 +1402,7 @@ static void class20_synthesised_events_vs_migrate(void)
 
 static void class21_foreign_writer(void)
 {
-	int fd = open_dev(), status = 0;
+	int fd = ucma_dev_open(), status = 0;
 	pid_t pid;
 
 	begin_case();
@@ -1429,7 +1424,7 @@ static void class21_foreign_writer(void)
 
 static void class22_error_path_leaks(void)
 {
-	int fd = open_dev(), i;
+	int fd = ucma_dev_open(), i;
 	uint32_t id;
 	struct sockaddr_in g = ipv4("239.1.2.22", 0);
 
@@ -1497,7 +1492,7 @@ static void c23_accept_destroy(void *p)
 static void class23_iw_handler_vs_destroy(void)
 {
 	static void (*const fns[])(void *) = { c23_connect_destroy, c23_accept_destroy };
-	const char *dev = getenv("SIW_DEV") ? getenv("SIW_DEV") : "siw0";
+	const char *dev = ucma_env.siw_dev;
 	struct ibv_context *vctx = open_verbs(dev);
 	int i, n = iters / 10 + 1, set_up = 0, qp_errors = 0;
 	struct ibv_qp *qa, *qp;
@@ -1517,8 +1512,8 @@ static void class23_iw_handler_vs_destroy(void)
 	for (i = 0; i < n && cq; i++) {
 		qa = rc_qp(pd, cq);
 		qp = rc_qp(pd, cq);
-		c.s.fd = open_dev();
-		c.s.fd2 = open_dev();
+		c.s.fd = ucma_dev_open();
+		c.s.fd2 = ucma_dev_open();
 		c.s.addr = with_port(siw, port());
 		c.delay_us = i & 1 ? 20000 : 2000;
 		if (qa && qp && route_to_listener(c.s.fd, c.s.fd2, &c.s.addr, &c.s.id, &c.s.id2) == NULL) {
@@ -1630,8 +1625,8 @@ static void migrate_vs_source_close(void)
 
 	begin_case();
 	for (r = 0; r < n; r++) {
-		m.fd1 = open_dev();
-		m.fd2 = open_dev();
+		m.fd1 = ucma_dev_open();
+		m.fd2 = ucma_dev_open();
 		for (i = 0; i < MVC_IDS; i++) {
 			create_id(m.fd1, 0x30, RDMA_PS_UDP, &m.id[i]);
 			m.err[i] = -1;
@@ -1790,11 +1785,11 @@ static void join_vs_destroy_then_foreign_leave(void)
 	char why[200];
 
 	begin_case();
-	s.fd2 = open_dev();
+	s.fd2 = ucma_dev_open();
 	create_id(s.fd2, 0x32, RDMA_PS_UDP, &s.id2);
 	OUTCOME("bind foreign id", bind_ip(s.fd2, s.id2, &rxe), 0);
 	for (r = 0; r < n && !s.leave_failed; r++) {
-		s.fd1 = open_dev();
+		s.fd1 = ucma_dev_open();
 		s.round = r;
 		s.destroyed = 0;
 		create_id(s.fd1, 0x33, RDMA_PS_UDP, &s.id);
@@ -1842,7 +1837,7 @@ static void crm_client(void *p)
 {
 	struct crm *s = p;
 	uint32_t ring[CRM_RING], id;
-	int fc = open_dev(), i;
+	int fc = ucma_dev_open(), i;
 
 	pin_to_cpu0(0);
 	for (i = 0; i < CRM_RING; i++)
@@ -1901,7 +1896,7 @@ static void crm_migrate(void *p)
 
 		usleep(rand() % 300);
 		crm_drain(s, s->fl, -1);
-		nf = open_dev();
+		nf = ucma_dev_open();
 		set_nonblock(nf, 1);
 		ret = migrate_id(nf, s->listener, s->fl);
 		OUTCOME("migrate listener", ret, 0);
@@ -1940,7 +1935,7 @@ static void connect_request_vs_migrate_close(void)
 	before = listed_cm_ids();
 	any.sin_port = htons(port());
 	s.dst = with_port(rxe, ntohs(any.sin_port));
-	s.fl = open_dev();
+	s.fl = ucma_dev_open();
 	set_nonblock(s.fl, 1);
 	create_id(s.fl, 0x35, RDMA_PS_TCP, &s.listener);
 	OUTCOME("bind wildcard", bind_ip(s.fl, s.listener, &any), 0);
@@ -2026,7 +2021,7 @@ static void get_event_wakeup_passed_on(void)
 	struct readers r = { .total = 50L * iters };
 	pthread_t ta, tb, rd[4];
 	static char why[200];
-	int fd = open_dev(), ok = 0, i;
+	int fd = ucma_dev_open(), ok = 0, i;
 	uint32_t id;
 	long left;
 
@@ -2136,22 +2131,19 @@ static int selected(int argc, char **argv, const char *name)
 
 int main(int argc, char **argv)
 {
-	const char *r = getenv("RXE_IP"), *w = getenv("SIW_IP"), *it = getenv("RACE_ITERS");
+	const char *it = getenv("RACE_ITERS");
 	unsigned int c;
 	int plan = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (!r || !w) {
-		printf("Bail out! RXE_IP/SIW_IP not set (run through scripts/vm-run)\n");
-		return 1;
-	}
+	ucma_setup(UCMA_NEED_RXE | UCMA_NEED_SIW);
 	if (it && atoi(it) > 0)
 		iters = atoi(it);
 	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
 	srand(1);
-	rxe = ipv4(r, 0);
-	siw = ipv4(w, 0);
+	rxe = ucma_env.rxe;
+	siw = ucma_env.siw;
 	bad_ptr = mmap(NULL, 8 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	base_id = probe_id();
 	/* The first id is free, and so are the ones after it. */
