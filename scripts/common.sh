@@ -72,14 +72,34 @@ C_TESTS=(abi/ucma_abi abi/ucma_cmds abi/ucma_efault abi/ucma_diff scale/ucma_sca
 	limits/ucma_limits races/ucma_races:-libverbs peer/ucma_peer:-libverbs
 	fail-nth/ucma_failnth fail-nth/ucma_handler_faults fuzz/ucma_fuzz:-libverbs)
 
+# The kernel source of build tree $1: its "source" link (a build with O=,
+# as scripts/build-kernel makes), the tree itself (an in-tree build), or
+# else the cached source of this KERNEL_VERSION (scripts/setup unpacks it).
+kernel_source_dir() {
+	local d
+	for d in "$1/source" "$1" "$UCMA_CACHE"/src/linux-source-"$KERNEL_VERSION"-*; do
+		if [ -f "$d/tools/testing/selftests/kselftest_harness.h" ]; then
+			readlink -f "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # Compiles one C test program: build_c_test KDIR SOURCE OUTPUT [LIBS...],
 # against the uapi headers of kernel KDIR, with the shared headers of
-# tests/lib.
+# tests/lib and the kernel source's kselftest_harness.h (used where it
+# is, never copied).
 build_c_test() {
-	local kdir=$1 src=$2 out=$3
+	local kdir=$1 src=$2 out=$3 ksrc
 	shift 3
+	ksrc=$(kernel_source_dir "$kdir") || {
+		log "error: no tools/testing/selftests/kselftest_harness.h in the source of $kdir" \
+			"(nor in $UCMA_CACHE/src): the C tests include it; scripts/setup unpacks the kernel source"
+		return 1
+	}
 	gcc -O2 -Wall -Werror -pthread -I "$kdir/usr/include" -I "$UCMA_ROOT/tests/lib" \
-		-o "$out" "$src" "$@"
+		-I "$ksrc/tools/testing/selftests" -o "$out" "$src" "$@"
 }
 
 # The userspace tests: the C suites (C_TESTS) against the uapi headers of

@@ -3,7 +3,10 @@
  * Raw-ABI selftest of /dev/infiniband/rdma_cm: speaks the write() ABI
  * directly (no librdmacm) and checks every answer against what the C
  * rdma_ucm module gives. Runs against either module (scripts/vm-run
- * --module rust|c) with the same expectations. Prints KTAP.
+ * --module rust|c) with the same expectations. On the kernel's
+ * kselftest_harness.h (tests/lib/harness.h): one TEST_F per group of cases,
+ * each on a file of its own. Prints KTAP; "ucma_abi WORD" runs the groups
+ * whose name contains WORD.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -21,9 +24,27 @@
 
 #include <rdma/rdma_user_cm.h>
 
+#include "harness.h"
 #include "kmsg.h"
-#include "ktap.h"
 #include "ucma_dev.h"
+
+/* One file of the device per group. */
+FIXTURE(abi)
+{
+	int fd;
+};
+
+FIXTURE_SETUP(abi)
+{
+	self->fd = ucma_dev_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(abi)
+{
+	close(self->fd);
+	ktap_group_end(_metadata);
+}
 
 /* A command buffer: header + payload, written in one write(). */
 struct cmd_buf {
@@ -235,21 +256,51 @@ static void test_eacces_logged_once(void)
 		    n);
 }
 
-int main(void)
+TEST_F(abi, node)
 {
-	int fd;
-
-	signal(SIGPIPE, SIG_IGN);
-	ucma_setup(0);
-	ktap_header(22);
+	ktap_header(2);
 	test_node();
-	fd = ucma_dev_open();
-	test_framing(fd);
-	test_poll_idle(fd);
-	test_foreign_creds(fd);
+}
+
+TEST_F(abi, framing)
+{
+	ktap_header(14);
+	test_framing(self->fd);
+}
+
+TEST_F(abi, poll_idle)
+{
+	ktap_header(1);
+	test_poll_idle(self->fd);
+}
+
+TEST_F(abi, foreign_creds)
+{
+	ktap_header(2);
+	test_foreign_creds(self->fd);
+}
+
+TEST_F(abi, cred_change)
+{
+	ktap_header(1);
 	in_child("cred_change_eacces", cred_change, 0);
-	test_passed_fd(fd);
+}
+
+TEST_F(abi, passed_fd)
+{
+	ktap_header(1);
+	test_passed_fd(self->fd);
+}
+
+/* After the groups above, which hit the credential check. */
+TEST_F(abi, eacces_logged_once)
+{
+	ktap_header(1);
 	test_eacces_logged_once();
-	close(fd);
-	return ktap_finish();
+}
+
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return harness_main(argc, argv, 0, NULL);
 }

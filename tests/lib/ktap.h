@@ -1,11 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Minimal KTAP v1 reporting for the ucma-rs userspace tests: the plan
- * ("1..N", before the first case), one "ok N name" / "not ok N name # reason"
- * line per case, and a closing "# N passed, M failed, K skipped" line.
- * ktap_finish() fails a harness whose count of cases is not its plan;
- * tests/vm/ktap-verdict also fails a harness that died before its plan was
- * done.
+ * The cases of the ucma-rs C suites, one KTAP v1 line each
+ * (Documentation/dev-tools/ktap.rst): the plan ("1..N", ktap_header(),
+ * before the first case), then "ok N name", "not ok N name # reason" or
+ * "ok N name # SKIP reason" per case.
+ *
+ * In a suite on the kernel's kselftest_harness.h (tests/lib/harness.h)
+ * every TEST_F is a group of cases, run in a process of its own: its cases
+ * are a subtest, indented under the harness's line for the group, and
+ * ktap_group_end() (from the fixture's teardown) fails the group if a case
+ * failed or the count is not the plan:
+ *   #  RUN           cmds.events ...
+ *       KTAP version 1
+ *       1..20
+ *       ok 1 get_event_empty_nonblock_eagain
+ *       ...
+ *   # events: 20 cases: 20 passed, 0 failed, 0 skipped in 0.4 s
+ *   #            OK  cmds.events
+ *   ok 2 cmds.events
+ * A suite of its own (not on the harness) prints the same lines unindented
+ * and ends with ktap_finish().
  */
 #ifndef UCMA_KTAP_H
 #define UCMA_KTAP_H
@@ -16,9 +30,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
 
+/* The counts of this process's cases (of its group, on the harness). */
 static int ktap_n, ktap_pass, ktap_fail, ktap_skip;
 static int ktap_plan = -1;
+/* Indentation of the case lines: "    " under the harness (tests/lib/harness.h). */
+static const char *ktap_indent = "";
+/* The reason of the first skipped case, for a group that skipped all. */
+static char ktap_skip_why[200];
+static struct timespec ktap_t0;
 
 /*
  * The differential log: with UCMA_OBSERVE=path in the environment, every
@@ -71,29 +93,48 @@ static inline void ktap_observe_reply(const char *name, const void *reply, size_
 }
 
 /*
- * Ids normalised for the differential log: the n-th distinct id a harness
- * saw is logged as n, so two modules that number contexts differently still
- * compare equal.
+ * Ids normalised for the differential log: the n-th distinct id a suite
+ * saw is logged as n, so two modules that number contexts differently
+ * still compare equal. The table is shared (MAP_SHARED, mapped before
+ * main()) by the processes the harness forks, one per group, so that the
+ * numbering runs through the whole suite in the order the groups run.
  */
+struct ktap_ids {
+	unsigned int n;
+	uint32_t seen[256];
+};
+
+static struct ktap_ids *ktap_ids;
+
+static void __attribute__((constructor)) ktap_ids_map(void)
+{
+	void *p = mmap(NULL, sizeof(*ktap_ids), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	ktap_ids = p == MAP_FAILED ? NULL : p;
+}
+
 static inline uint32_t ktap_norm_id(uint32_t id)
 {
-	static uint32_t seen[256];
-	static unsigned int nseen;
+	struct ktap_ids *t = ktap_ids;
 	unsigned int i;
 
-	for (i = 0; i < nseen; i++)
-		if (seen[i] == id)
+	if (!t)
+		return id;
+	for (i = 0; i < t->n; i++)
+		if (t->seen[i] == id)
 			return i + 1;
-	if (nseen < 256)
-		seen[nseen++] = id;
-	return nseen;
+	if (t->n < 256)
+		t->seen[t->n++] = id;
+	return t->n;
 }
 
 /* The version line and the plan: call before the first case. */
 static inline void ktap_header(int plan)
 {
 	ktap_plan = plan;
-	printf("KTAP version 1\n1..%d\n", plan);
+	clock_gettime(CLOCK_MONOTONIC, &ktap_t0);
+	printf("%sKTAP version 1\n%s1..%d\n", ktap_indent, ktap_indent, plan);
 	fflush(stdout);
 }
 
@@ -110,7 +151,7 @@ static inline void ktap_result(int ok, const char *name, const char *fmt, ...)
 		ktap_pass++;
 	else
 		ktap_fail++;
-	printf("%sok %d %s", ok ? "" : "not ", ktap_n, name);
+	printf("%s%sok %d %s", ktap_indent, ok ? "" : "not ", ktap_n, name);
 	if (!ok && fmt) {
 		printf(" # ");
 		va_start(ap, fmt);
@@ -124,11 +165,22 @@ static inline void ktap_result(int ok, const char *name, const char *fmt, ...)
 static inline void ktap_skipped(const char *name, const char *why)
 {
 	ktap_n++;
-	ktap_skip++;
-	printf("ok %d %s # SKIP %s\n", ktap_n, name, why);
+	if (!ktap_skip++)
+		snprintf(ktap_skip_why, sizeof(ktap_skip_why), "%.199s", why);
+	printf("%sok %d %s # SKIP %s\n", ktap_indent, ktap_n, name, why);
 	fflush(stdout);
 }
 
+/* Seconds since ktap_header(). */
+static inline double ktap_seconds(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - ktap_t0.tv_sec) + (t.tv_nsec - ktap_t0.tv_nsec) / 1e9;
+}
+
+/* The end of a suite of its own: its tally, and its exit status. */
 static inline int ktap_finish(void)
 {
 	printf("# %d passed, %d failed, %d skipped\n", ktap_pass, ktap_fail, ktap_skip);

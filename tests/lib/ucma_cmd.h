@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <rdma/rdma_user_cm.h>
@@ -23,7 +24,9 @@
 #include "ucma_dev.h"
 
 #define DEV UCMA_DEV
+#ifndef ARRAY_SIZE /* kselftest.h has it too */
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 #define EV_ADDR_RESOLVED 0
 #define EV_ROUTE_RESOLVED 2
 #define EV_CONNECT_REQUEST 4
@@ -35,17 +38,32 @@
 #define QPT_UD 4
 
 /*
- * The highest context id this process was handed (by CREATE_ID or in an
- * event), or -1: how far a leak check must look (ids_free_from()).
+ * The highest context id this suite was handed (by CREATE_ID or in an
+ * event), or -1: how far a leak check must look (ids_free_from()). Shared
+ * (MAP_SHARED, mapped before main()) by the processes of the suite, the
+ * harness's one per group included, so that a check sees the ids of the
+ * groups before it.
  */
-static int64_t ids_seen_max __attribute__((unused)) = -1;
+static int64_t ids_seen_local = -1;
+static int64_t *ids_seen_max = &ids_seen_local;
+
+static void __attribute__((constructor)) ids_seen_map(void)
+{
+	int64_t *p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			  -1, 0);
+
+	if (p != MAP_FAILED) {
+		*p = -1;
+		ids_seen_max = p;
+	}
+}
 
 static inline void note_id_seen(uint32_t id)
 {
-	int64_t cur = __atomic_load_n(&ids_seen_max, __ATOMIC_RELAXED);
+	int64_t cur = __atomic_load_n(ids_seen_max, __ATOMIC_RELAXED);
 
 	while ((int64_t)id > cur &&
-	       !__atomic_compare_exchange_n(&ids_seen_max, &cur, (int64_t)id, 0, __ATOMIC_RELAXED,
+	       !__atomic_compare_exchange_n(ids_seen_max, &cur, (int64_t)id, 0, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED))
 		;
 }
@@ -399,14 +417,14 @@ static inline int ids_free_after(uint32_t base, unsigned int n, int ms, uint32_t
 }
 
 /*
- * How many ids from @base a leak check probes: every id this process was
+ * How many ids from @base a leak check probes: every id this suite was
  * handed (ids_seen_max), plus @margin for ids it never saw (the children
  * of connect requests it never fetched, the id of a CREATE_ID whose reply
  * faulted), at most 1 << 20 (ucma_rs's default max_ids_per_file).
  */
 static inline unsigned int ids_to_probe(uint32_t base, unsigned int margin)
 {
-	int64_t high = __atomic_load_n(&ids_seen_max, __ATOMIC_RELAXED);
+	int64_t high = __atomic_load_n(ids_seen_max, __ATOMIC_RELAXED);
 	int64_t n = (high >= (int64_t)base ? high - base + 1 : 0) + margin;
 
 	return n > (1 << 20) ? 1 << 20 : (unsigned int)n;
