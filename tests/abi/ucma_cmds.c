@@ -5,9 +5,11 @@
  * unchanged with either module loaded. Covers the commands no stock tool
  * sends (BIND_IP, RESOLVE_IP, QUERY_ROUTE, JOIN_IP_MCAST, NOTIFY,
  * GET_OPTION, RESOLVE_IB_SERVICE, WRITE_CM_EVENT, QUERY IB_SERVICE) and the
- * state-machine misuse cases. Needs RXE_IP in the environment. Prints KTAP.
- * "ucma_cmds GROUP" runs only the groups of cases whose name contains GROUP
- * (see groups[]); "ucma_cmds --c-uaf-demo" is not a test (see c_uaf_demo()).
+ * state-machine misuse cases. Needs RXE_IP in the environment. On the
+ * kernel's kselftest_harness.h (tests/lib/harness.h): one TEST_F per group
+ * of cases, each in a process of its own with two files of its own. Prints
+ * KTAP. "ucma_cmds GROUP" runs only the groups whose name contains GROUP;
+ * "ucma_cmds --c-uaf-demo" is not a test (see c_uaf_demo()).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -32,12 +34,39 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 
-static int fd1, fd2;
 static void *bad_ptr;
 static struct sockaddr_in rxe_addr;
+
+/*
+ * Two files of the device per group; the groups that need others open
+ * their own.
+ */
+struct cmds_files {
+	int fd1, fd2;
+};
+
+FIXTURE(cmds)
+{
+	struct cmds_files f;
+};
+
+FIXTURE_SETUP(cmds)
+{
+	self->f.fd1 = ucma_dev_open();
+	self->f.fd2 = ucma_dev_open();
+	ASSERT_LE(0, self->f.fd1) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+	ASSERT_LE(0, self->f.fd2) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(cmds)
+{
+	close(self->f.fd1);
+	close(self->f.fd2);
+	ktap_group_end(_metadata);
+}
 
 /* Logs an event reply for the differential run, its id normalised. */
 static void observe_event(const char *name, struct rdma_ucm_event_resp ev)
@@ -46,60 +75,60 @@ static void observe_event(const char *name, struct rdma_ucm_event_resp ev)
 	ktap_observe_reply(name, &ev, sizeof(ev));
 }
 
-static void test_create_destroy(void)
+static void test_create_destroy(struct cmds_files *self)
 {
 	struct rdma_ucm_create_id c = { .uid = 1, .ps = RDMA_PS_TCP };
 	struct rdma_ucm_create_id_resp r;
 	uint32_t a = ~0u, b = ~0u, rep = ~0u;
 
 	c.response = (uintptr_t)&r;
-	EXPECT_ERRNO("create_id_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 3), ENOSPC);
+	EXPECT_ERRNO("create_id_out_short_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 3), ENOSPC);
 	c.ps = 0x999;
-	EXPECT_ERRNO("create_id_bad_ps_einval", CMD(fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EINVAL);
+	EXPECT_ERRNO("create_id_bad_ps_einval", CMD(self->fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EINVAL);
 	c.ps = RDMA_PS_TCP;
 
 	/* A create whose reply faults leaves nothing: its id is reused. */
-	create_id(fd1, 1, RDMA_PS_TCP, &a);
-	destroy_id(fd1, a, NULL);
+	create_id(self->fd1, 1, RDMA_PS_TCP, &a);
+	destroy_id(self->fd1, a, NULL);
 	c.response = (uintptr_t)bad_ptr;
-	EXPECT_ERRNO("create_id_reply_fault_efault", CMD(fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
-	create_id(fd1, 1, RDMA_PS_TCP, &b);
+	EXPECT_ERRNO("create_id_reply_fault_efault", CMD(self->fd1, RDMA_USER_CM_CMD_CREATE_ID, c, 4), EFAULT);
+	create_id(self->fd1, 1, RDMA_PS_TCP, &b);
 	ktap_result(a == b, "create_id_fault_leaves_no_context", "id %u then %u", a, b);
-	EXPECT_ERRNO("faulted_id_is_not_visible", destroy_id(fd2, b + 1, NULL), ENOENT);
+	EXPECT_ERRNO("faulted_id_is_not_visible", destroy_id(self->fd2, b + 1, NULL), ENOENT);
 
-	EXPECT_ERRNO("destroy_foreign_fd_einval", destroy_id(fd2, b, NULL), EINVAL);
-	ktap_result(destroy_id(fd1, b, &rep) == 0 && rep == 0, "destroy_reports_zero", "rep %u", rep);
-	EXPECT_ERRNO("destroy_twice_enoent", destroy_id(fd1, b, NULL), ENOENT);
-	EXPECT_ERRNO("destroy_huge_id_enoent", destroy_id(fd1, 0x80000001u, NULL), ENOENT);
+	EXPECT_ERRNO("destroy_foreign_fd_einval", destroy_id(self->fd2, b, NULL), EINVAL);
+	ktap_result(destroy_id(self->fd1, b, &rep) == 0 && rep == 0, "destroy_reports_zero", "rep %u", rep);
+	EXPECT_ERRNO("destroy_twice_enoent", destroy_id(self->fd1, b, NULL), ENOENT);
+	EXPECT_ERRNO("destroy_huge_id_enoent", destroy_id(self->fd1, 0x80000001u, NULL), ENOENT);
 	{
 		struct rdma_ucm_destroy_id d = { .id = 0 };
 
-		EXPECT_ERRNO("destroy_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_DESTROY_ID, d, 3), ENOSPC);
+		EXPECT_ERRNO("destroy_out_short_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_DESTROY_ID, d, 3), ENOSPC);
 	}
 }
 
-static void test_events(void)
+static void test_events(struct cmds_files *self)
 {
 	struct rdma_ucm_event_resp ev;
 	struct pollfd p = { .events = POLLIN };
 	uint32_t id = ~0u, id0 = ~0u, rep = ~0u;
 
-	create_id(fd1, 0x1234, RDMA_PS_TCP, &id);
-	create_id(fd1, 0, RDMA_PS_TCP, &id0);
-	set_nonblock(fd1, 1);
-	EXPECT_ERRNO("get_event_empty_nonblock_eagain", get_event(fd1, &ev, sizeof(ev)), EAGAIN);
-	EXPECT_ERRNO("get_event_out_323_enospc", get_event(fd1, &ev, 323), ENOSPC);
-	EXPECT_ERRNO("write_cm_event_bad_event_einval", write_user_event(fd1, id, 5, 0, 0), EINVAL);
-	EXPECT_ERRNO("write_cm_event_uid0_einval", write_user_event(fd1, id0, EV_USER, 0, 0), EINVAL);
-	EXPECT_ERRNO("write_cm_event_unknown_enoent", write_user_event(fd1, 0x7ffffff0, EV_USER, 0, 0), ENOENT);
-	ktap_result(write_user_event(fd1, id, EV_USER, 77, 0x1122334455667788ull) == 0, "write_cm_event_ok",
+	create_id(self->fd1, 0x1234, RDMA_PS_TCP, &id);
+	create_id(self->fd1, 0, RDMA_PS_TCP, &id0);
+	set_nonblock(self->fd1, 1);
+	EXPECT_ERRNO("get_event_empty_nonblock_eagain", get_event(self->fd1, &ev, sizeof(ev)), EAGAIN);
+	EXPECT_ERRNO("get_event_out_323_enospc", get_event(self->fd1, &ev, 323), ENOSPC);
+	EXPECT_ERRNO("write_cm_event_bad_event_einval", write_user_event(self->fd1, id, 5, 0, 0), EINVAL);
+	EXPECT_ERRNO("write_cm_event_uid0_einval", write_user_event(self->fd1, id0, EV_USER, 0, 0), EINVAL);
+	EXPECT_ERRNO("write_cm_event_unknown_enoent", write_user_event(self->fd1, 0x7ffffff0, EV_USER, 0, 0), ENOENT);
+	ktap_result(write_user_event(self->fd1, id, EV_USER, 77, 0x1122334455667788ull) == 0, "write_cm_event_ok",
 		    "errno %d", errno);
-	p.fd = fd1;
+	p.fd = self->fd1;
 	ktap_result(poll(&p, 1, 0) == 1 && p.revents == (POLLIN), "poll_pollin_when_queued", "revents %#x",
 		    p.revents);
-	EXPECT_ERRNO("get_event_reply_fault_efault", get_event(fd1, bad_ptr, sizeof(ev)), EFAULT);
+	EXPECT_ERRNO("get_event_reply_fault_efault", get_event(self->fd1, bad_ptr, sizeof(ev)), EFAULT);
 	memset(&ev, 0, sizeof(ev));
-	ktap_result(get_event(fd1, &ev, sizeof(ev)) == 0 && ev.uid == 0x1234 && ev.id == id &&
+	ktap_result(get_event(self->fd1, &ev, sizeof(ev)) == 0 && ev.uid == 0x1234 && ev.id == id &&
 			    ev.event == EV_USER && ev.status == 77 && ev.param.arg32[0] == 0x55667788 &&
 			    ev.param.arg32[1] == 0x11223344,
 		    "get_event_user_event_image", "uid %llx id %u event %u status %u arg %x %x",
@@ -110,36 +139,36 @@ static void test_events(void)
 	ktap_result(poll(&p, 1, 0) == 0, "poll_idle_after_fetch", "revents %#x", p.revents);
 
 	/* MIGRATE_ID moves the queued events; counts stay exact. */
-	write_user_event(fd1, id, EV_USER, 1, 0);
+	write_user_event(self->fd1, id, EV_USER, 1, 0);
 	{
-		struct rdma_ucm_migrate_id m = { .id = id, .fd = fd1 };
+		struct rdma_ucm_migrate_id m = { .id = id, .fd = self->fd1 };
 		struct rdma_ucm_migrate_resp r = { .events_reported = ~0u };
 
 		m.response = (uintptr_t)&r;
-		ktap_result(CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0) == 0 && r.events_reported == 1,
+		ktap_result(CMD(self->fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0) == 0 && r.events_reported == 1,
 			    "migrate_reports_delivered", "errno %d rep %u", errno, r.events_reported);
 		m.fd = 9999;
-		EXPECT_ERRNO("migrate_bad_fd_enoent", CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), ENOENT);
+		EXPECT_ERRNO("migrate_bad_fd_enoent", CMD(self->fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), ENOENT);
 		m.fd = 0;
-		EXPECT_ERRNO("migrate_foreign_file_einval", CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), EINVAL);
-		m.fd = fd1;
-		EXPECT_ERRNO("migrate_from_wrong_fd_einval", CMD(fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), EINVAL);
+		EXPECT_ERRNO("migrate_foreign_file_einval", CMD(self->fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), EINVAL);
+		m.fd = self->fd1;
+		EXPECT_ERRNO("migrate_from_wrong_fd_einval", CMD(self->fd2, RDMA_USER_CM_CMD_MIGRATE_ID, m, 0), EINVAL);
 	}
-	EXPECT_ERRNO("migrated_event_left_old_fd", get_event(fd1, &ev, sizeof(ev)), EAGAIN);
-	set_nonblock(fd2, 1);
-	ktap_result(get_event(fd2, &ev, sizeof(ev)) == 0 && ev.id == id && ev.status == 1,
+	EXPECT_ERRNO("migrated_event_left_old_fd", get_event(self->fd1, &ev, sizeof(ev)), EAGAIN);
+	set_nonblock(self->fd2, 1);
+	ktap_result(get_event(self->fd2, &ev, sizeof(ev)) == 0 && ev.id == id && ev.status == 1,
 		    "migrated_event_on_new_fd", "errno %d", errno);
-	EXPECT_ERRNO("destroy_via_old_fd_einval", destroy_id(fd1, id, NULL), EINVAL);
-	ktap_result(destroy_id(fd2, id, &rep) == 0 && rep == 2, "destroy_reports_two", "rep %u", rep);
+	EXPECT_ERRNO("destroy_via_old_fd_einval", destroy_id(self->fd1, id, NULL), EINVAL);
+	ktap_result(destroy_id(self->fd2, id, &rep) == 0 && rep == 2, "destroy_reports_two", "rep %u", rep);
 
 	/* Undelivered events are not counted. */
-	create_id(fd1, 9, RDMA_PS_TCP, &id);
-	write_user_event(fd1, id, EV_USER, 0, 0);
-	ktap_result(destroy_id(fd1, id, &rep) == 0 && rep == 0, "undelivered_not_counted", "rep %u", rep);
-	EXPECT_ERRNO("destroyed_ids_events_gone", get_event(fd1, &ev, sizeof(ev)), EAGAIN);
-	destroy_id(fd1, id0, NULL);
-	set_nonblock(fd1, 0);
-	set_nonblock(fd2, 0);
+	create_id(self->fd1, 9, RDMA_PS_TCP, &id);
+	write_user_event(self->fd1, id, EV_USER, 0, 0);
+	ktap_result(destroy_id(self->fd1, id, &rep) == 0 && rep == 0, "undelivered_not_counted", "rep %u", rep);
+	EXPECT_ERRNO("destroyed_ids_events_gone", get_event(self->fd1, &ev, sizeof(ev)), EAGAIN);
+	destroy_id(self->fd1, id0, NULL);
+	set_nonblock(self->fd1, 0);
+	set_nonblock(self->fd2, 0);
 }
 
 static void on_alarm(int sig)
@@ -147,7 +176,7 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
-static void test_signal(void)
+static void test_signal(struct cmds_files *self)
 {
 	struct sigaction sa = { .sa_handler = on_alarm };
 	struct itimerval it = { .it_value = { .tv_usec = 200000 } };
@@ -155,12 +184,12 @@ static void test_signal(void)
 
 	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART */
 	setitimer(ITIMER_REAL, &it, NULL);
-	EXPECT_ERRNO("blocking_get_event_eintr", get_event(fd1, &ev, sizeof(ev)), EINTR);
+	EXPECT_ERRNO("blocking_get_event_eintr", get_event(self->fd1, &ev, sizeof(ev)), EINTR);
 }
 
-static void test_resolved_queries(uint32_t id);
+static void test_resolved_queries(struct cmds_files *self, uint32_t id);
 
-static void test_addressing(void)
+static void test_addressing(struct cmds_files *self)
 {
 	struct rdma_ucm_event_resp ev;
 	struct rdma_ucm_query_route_resp qr;
@@ -168,54 +197,54 @@ static void test_addressing(void)
 	struct sockaddr_in src = rxe_addr;
 	uint32_t id = ~0u, ud = ~0u;
 
-	create_id(fd1, 5, RDMA_PS_TCP, &id);
+	create_id(self->fd1, 5, RDMA_PS_TCP, &id);
 	{
 		struct rdma_ucm_connect c = { .id = id };
 
 		c.conn_param.valid = 1;
-		EXPECT_ERRNO("connect_unbound_einval", CMD(fd1, RDMA_USER_CM_CMD_CONNECT, c, 0), EINVAL);
-		EXPECT_ERRNO("connect_short_in_einval", cmd(fd1, RDMA_USER_CM_CMD_CONNECT, &c, 279, 0), EINVAL);
+		EXPECT_ERRNO("connect_unbound_einval", CMD(self->fd1, RDMA_USER_CM_CMD_CONNECT, c, 0), EINVAL);
+		EXPECT_ERRNO("connect_short_in_einval", cmd(self->fd1, RDMA_USER_CM_CMD_CONNECT, &c, 279, 0), EINVAL);
 		c.conn_param.valid = 0;
-		EXPECT_ERRNO("connect_not_valid_einval", CMD(fd1, RDMA_USER_CM_CMD_CONNECT, c, 0), EINVAL);
+		EXPECT_ERRNO("connect_not_valid_einval", CMD(self->fd1, RDMA_USER_CM_CMD_CONNECT, c, 0), EINVAL);
 	}
 	{
 		struct rdma_ucm_notify n = { .id = id };
 
-		EXPECT_ERRNO("notify_unbound_einval", CMD(fd1, RDMA_USER_CM_CMD_NOTIFY, n, 0), EINVAL);
+		EXPECT_ERRNO("notify_unbound_einval", CMD(self->fd1, RDMA_USER_CM_CMD_NOTIFY, n, 0), EINVAL);
 	}
 	{
 		struct rdma_ucm_init_qp_attr a = { .id = id, .qp_state = 1 };
 
 		EXPECT_ERRNO("init_qp_attr_out_short_enospc",
-			     CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 143), ENOSPC);
+			     CMD(self->fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 143), ENOSPC);
 		a.qp_state = 7;
-		EXPECT_ERRNO("init_qp_attr_bad_state_einval", CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 144),
+		EXPECT_ERRNO("init_qp_attr_bad_state_einval", CMD(self->fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 144),
 			     EINVAL);
 		a.qp_state = 1;
-		EXPECT_ERRNO("init_qp_attr_unbound_einval", CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 144),
+		EXPECT_ERRNO("init_qp_attr_unbound_einval", CMD(self->fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, a, 144),
 			     EINVAL);
 	}
 	{
 		struct rdma_ucm_resolve_ib_service r = { .id = id };
 
 		EXPECT_ERRNO("resolve_ib_service_unbound_einval",
-			     CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EINVAL);
+			     CMD(self->fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EINVAL);
 	}
 	/* A fixed port: the replies logged below are the same in both runs. */
 	src.sin_port = htons(7479);
-	ktap_result(bind_ip(fd1, id, &src) == 0, "bind_ip_rxe", "errno %d", errno);
-	EXPECT_ERRNO("bind_ip_twice_einval", bind_ip(fd1, id, &rxe_addr), EINVAL);
+	ktap_result(bind_ip(self->fd1, id, &src) == 0, "bind_ip_rxe", "errno %d", errno);
+	EXPECT_ERRNO("bind_ip_twice_einval", bind_ip(self->fd1, id, &rxe_addr), EINVAL);
 	{
 		struct rdma_ucm_resolve_ib_service r = { .id = id };
 
 		EXPECT_ERRNO("resolve_ib_service_roce_eopnotsupp",
-			     CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EOPNOTSUPP);
+			     CMD(self->fd1, RDMA_USER_CM_CMD_RESOLVE_IB_SERVICE, r, 0), EOPNOTSUPP);
 	}
 	q.id = id;
 	q.response = (uintptr_t)&qr;
-	EXPECT_ERRNO("query_route_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, 199), ENOSPC);
+	EXPECT_ERRNO("query_route_out_short_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, 199), ENOSPC);
 	memset(&qr, 0xa5, sizeof(qr));
-	ktap_result(CMD(fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(qr)) == 0 &&
+	ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(qr)) == 0 &&
 			    ((struct sockaddr_in *)&qr.src_addr)->sin_family == AF_INET &&
 			    ((struct sockaddr_in *)&qr.src_addr)->sin_addr.s_addr ==
 				    rxe_addr.sin_addr.s_addr &&
@@ -225,20 +254,20 @@ static void test_addressing(void)
 		    qr.port_num, qr.num_paths);
 	ktap_observe_reply("query_route_bound", &qr, sizeof(qr));
 	q.option = RDMA_USER_CM_QUERY_IB_SERVICE;
-	EXPECT_ERRNO("query_ib_service_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 7), ENOSPC);
-	EXPECT_ERRNO("query_ib_service_enodata", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 8), ENODATA);
+	EXPECT_ERRNO("query_ib_service_out_short_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, 7), ENOSPC);
+	EXPECT_ERRNO("query_ib_service_enodata", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, 8), ENODATA);
 	q.option = 9;
-	EXPECT_ERRNO("query_bad_option_enosys", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 280), ENOSYS);
+	EXPECT_ERRNO("query_bad_option_enosys", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, 280), ENOSYS);
 	{
 		struct rdma_ucm_accept a = { .id = id };
 
 		a.conn_param.valid = 1;
-		EXPECT_ERRNO("accept_not_connecting_einval", CMD(fd1, RDMA_USER_CM_CMD_ACCEPT, a, 0), EINVAL);
+		EXPECT_ERRNO("accept_not_connecting_einval", CMD(self->fd1, RDMA_USER_CM_CMD_ACCEPT, a, 0), EINVAL);
 	}
 	{
 		struct rdma_ucm_reject r = { .id = id, .reason = 5 };
 
-		EXPECT_ERRNO("reject_bad_reason_einval", CMD(fd1, RDMA_USER_CM_CMD_REJECT, r, 0), EINVAL);
+		EXPECT_ERRNO("reject_bad_reason_einval", CMD(self->fd1, RDMA_USER_CM_CMD_REJECT, r, 0), EINVAL);
 	}
 	{
 		/*
@@ -255,7 +284,7 @@ static void test_addressing(void)
 			r.reason = reason;
 			want = (reason == 0 || reason == 28 || reason == 35) ? ENOENT : EINVAL;
 			errno = 0;
-			ret = CMD(fd1, RDMA_USER_CM_CMD_REJECT, r, 0);
+			ret = CMD(self->fd1, RDMA_USER_CM_CMD_REJECT, r, 0);
 			got = errno;
 			if (ret != -1 || got != want)
 				break;
@@ -270,7 +299,7 @@ static void test_addressing(void)
 
 		j.response = (uintptr_t)&r;
 		EXPECT_ERRNO("join_ip_mcast_bad_family_einval",
-			     CMD(fd1, RDMA_USER_CM_CMD_JOIN_IP_MCAST, j, 4), EINVAL);
+			     CMD(self->fd1, RDMA_USER_CM_CMD_JOIN_IP_MCAST, j, 4), EINVAL);
 	}
 	{
 		struct rdma_ucm_join_mcast j = { .id = id, .addr_size = sizeof(struct sockaddr_in) };
@@ -281,17 +310,17 @@ static void test_addressing(void)
 		memcpy(&j.addr, &g, sizeof(g));
 		j.response = (uintptr_t)&r;
 		j.join_flags = 2;
-		EXPECT_ERRNO("join_mcast_bad_flags_einval", CMD(fd1, RDMA_USER_CM_CMD_JOIN_MCAST, j, 4), EINVAL);
+		EXPECT_ERRNO("join_mcast_bad_flags_einval", CMD(self->fd1, RDMA_USER_CM_CMD_JOIN_MCAST, j, 4), EINVAL);
 		j.join_flags = 0;
-		EXPECT_ERRNO("join_mcast_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_JOIN_MCAST, j, 3), ENOSPC);
+		EXPECT_ERRNO("join_mcast_out_short_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_JOIN_MCAST, j, 3), ENOSPC);
 	}
 	{
 		struct rdma_ucm_destroy_id l = { .id = 0x7ffffff0 };
 		struct rdma_ucm_destroy_id_resp r;
 
 		l.response = (uintptr_t)&r;
-		EXPECT_ERRNO("leave_mcast_unknown_enoent", CMD(fd1, RDMA_USER_CM_CMD_LEAVE_MCAST, l, 4), ENOENT);
-		EXPECT_ERRNO("leave_mcast_out_short_enospc", CMD(fd1, RDMA_USER_CM_CMD_LEAVE_MCAST, l, 3),
+		EXPECT_ERRNO("leave_mcast_unknown_enoent", CMD(self->fd1, RDMA_USER_CM_CMD_LEAVE_MCAST, l, 4), ENOENT);
+		EXPECT_ERRNO("leave_mcast_out_short_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_LEAVE_MCAST, l, 3),
 			     ENOSPC);
 	}
 	{
@@ -301,58 +330,58 @@ static void test_addressing(void)
 		s.optval = (uintptr_t)val;
 		s.optname = RDMA_OPTION_ID_TOS;
 		s.optlen = 2;
-		EXPECT_ERRNO("set_option_tos_len2_einval", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
+		EXPECT_ERRNO("set_option_tos_len2_einval", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
 		s.optlen = 1;
-		ktap_result(CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0) == 0, "set_option_tos_ok", "errno %d",
+		ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0) == 0, "set_option_tos_ok", "errno %d",
 			    errno);
 		s.optname = 77;
-		EXPECT_ERRNO("set_option_bad_name_enosys", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
+		EXPECT_ERRNO("set_option_bad_name_enosys", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
 		s.level = 9;
-		EXPECT_ERRNO("set_option_bad_level_enosys", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
+		EXPECT_ERRNO("set_option_bad_level_enosys", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
 		s.optlen = 0x7fffffff;
-		EXPECT_ERRNO("set_option_huge_optlen_einval", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+		EXPECT_ERRNO("set_option_huge_optlen_einval", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
 			     EINVAL);
 		s.level = RDMA_OPTION_IB;
 		s.optname = RDMA_OPTION_IB_PATH;
 		s.optlen = 71;
-		EXPECT_ERRNO("set_option_ib_path_len_einval", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+		EXPECT_ERRNO("set_option_ib_path_len_einval", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
 			     EINVAL);
 		s.optlen = 72;
 		EXPECT_ERRNO("set_option_ib_path_no_primary_einval",
-			     CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
+			     CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
 		s.optval = (uintptr_t)bad_ptr;
-		EXPECT_ERRNO("set_option_optval_fault_efault", CMD(fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+		EXPECT_ERRNO("set_option_optval_fault_efault", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
 			     EFAULT);
 	}
-	destroy_id(fd1, id, NULL);
+	destroy_id(self->fd1, id, NULL);
 
 	/*
 	 * RESOLVE_IP to the rxe address: ADDR_RESOLVED arrives with the uid.
 	 * Bound to a fixed port first, so the replies logged below (source
 	 * addresses, and sib_sid in QUERY_GID's) are the same in both runs.
 	 */
-	create_id(fd1, 0xabc, RDMA_PS_UDP, &ud);
+	create_id(self->fd1, 0xabc, RDMA_PS_UDP, &ud);
 	src.sin_port = htons(7480);
-	bind_ip(fd1, ud, &src);
+	bind_ip(self->fd1, ud, &src);
 	{
 		struct rdma_ucm_resolve_ip r = { .id = ud, .timeout_ms = 2000 };
 
 		memcpy(&r.dst_addr, &rxe_addr, sizeof(rxe_addr));
-		ktap_result(CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0) == 0, "resolve_ip_rxe", "errno %d",
+		ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0) == 0, "resolve_ip_rxe", "errno %d",
 			    errno);
 	}
 	memset(&ev, 0, sizeof(ev));
-	ktap_result(get_event(fd1, &ev, sizeof(ev)) == 0 && ev.event == EV_ADDR_RESOLVED && ev.status == 0 &&
+	ktap_result(get_event(self->fd1, &ev, sizeof(ev)) == 0 && ev.event == EV_ADDR_RESOLVED && ev.status == 0 &&
 			    ev.uid == 0xabc && ev.id == ud,
 		    "addr_resolved_event", "event %u status %d uid %llx", ev.event, (int)ev.status,
 		    (unsigned long long)ev.uid);
 	observe_event("addr_resolved_event", ev);
-	test_resolved_queries(ud);
-	destroy_id(fd1, ud, NULL);
+	test_resolved_queries(self, ud);
+	destroy_id(self->fd1, ud, NULL);
 }
 
 /* The replies of an address-resolved UD id: QUERY (addr, path, gid), INIT_QP_ATTR. */
-static void test_resolved_queries(uint32_t id)
+static void test_resolved_queries(struct cmds_files *self, uint32_t id)
 {
 	struct rdma_ucm_query q = { .id = id };
 	struct rdma_ucm_query_addr_resp qa;
@@ -364,39 +393,39 @@ static void test_resolved_queries(uint32_t id)
 	memset(&qa, 0xa5, sizeof(qa));
 	q.response = (uintptr_t)&qa;
 	q.option = RDMA_USER_CM_QUERY_ADDR;
-	rc = CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa));
+	rc = CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa));
 	ktap_result(rc == 0 && qa.node_guid != 0 && qa.port_num == 1 && qa.src_size == 16 && qa.dst_size == 16,
 		    "query_addr_resolved", "rc %ld errno %d port %u src_size %u dst_size %u", rc, errno,
 		    qa.port_num, qa.src_size, qa.dst_size);
 	ktap_observe_reply("query_addr_resolved", &qa, sizeof(qa));
-	EXPECT_ERRNO("query_addr_out_271_enospc", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 271), ENOSPC);
+	EXPECT_ERRNO("query_addr_out_271_enospc", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, 271), ENOSPC);
 	memset(&qp, 0xa5, sizeof(qp));
 	q.response = (uintptr_t)&qp;
 	q.option = RDMA_USER_CM_QUERY_PATH;
-	rc = CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qp));
+	rc = CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qp));
 	ktap_result(rc == 0 && qp.num_paths == 0, "query_path_no_paths", "rc %ld errno %d paths %u", rc, errno,
 		    qp.num_paths);
 	ktap_observe_reply("query_path_no_paths", &qp, sizeof(qp));
 	memset(&qa, 0xa5, sizeof(qa));
 	q.response = (uintptr_t)&qa;
 	q.option = RDMA_USER_CM_QUERY_GID;
-	rc = CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa));
+	rc = CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa));
 	ktap_result(rc == 0 && qa.src_size == 48 && qa.dst_size == 48, "query_gid_resolved",
 		    "rc %ld errno %d src_size %u", rc, errno, qa.src_size);
 	ktap_observe_reply("query_gid_resolved", &qa, sizeof(qa));
 	q.response = (uintptr_t)bad_ptr;
-	EXPECT_ERRNO("query_gid_reply_fault_efault", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa)),
+	EXPECT_ERRNO("query_gid_reply_fault_efault", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(qa)),
 		     EFAULT);
 	memset(&attr, 0xa5, sizeof(attr));
 	ia.response = (uintptr_t)&attr;
-	rc = CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr));
+	rc = CMD(self->fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr));
 	ktap_result(rc == 0 && attr.qp_state == 1 && attr.port_num == 1 && attr.qkey != 0,
 		    "init_qp_attr_ud_init", "rc %ld errno %d state %u port %u qkey %#x", rc, errno,
 		    attr.qp_state, attr.port_num, attr.qkey);
 	ktap_observe_reply("init_qp_attr_ud_init", &attr, sizeof(attr));
 	ia.qp_state = 3;
 	memset(&attr, 0xa5, sizeof(attr));
-	rc = CMD(fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr));
+	rc = CMD(self->fd1, RDMA_USER_CM_CMD_INIT_QP_ATTR, ia, sizeof(attr));
 	ktap_result(rc == 0 && attr.qp_state == 3, "init_qp_attr_ud_rts", "rc %ld errno %d state %u", rc,
 		    errno, attr.qp_state);
 	ktap_observe_reply("init_qp_attr_ud_rts", &attr, sizeof(attr));
@@ -408,7 +437,7 @@ static void test_resolved_queries(uint32_t id)
  * DESTROY_ID still works and counts the events. Uses its own rxe device
  * (rxez on vethz0), so the suite's rxe0/siw0 stay untouched.
  */
-static void test_zombie(void)
+static void test_zombie(struct cmds_files *self)
 {
 	struct rdma_ucm_event_resp ev;
 	struct rdma_ucm_query_route_resp qr;
@@ -424,25 +453,25 @@ static void test_zombie(void)
 		return;
 	}
 	inet_pton(AF_INET, "203.0.113.1", &z.sin_addr);
-	create_id(fd1, 0x20b, RDMA_PS_UDP, &id);
+	create_id(self->fd1, 0x20b, RDMA_PS_UDP, &id);
 	r.id = id;
 	memcpy(&r.dst_addr, &z, sizeof(z));
-	ktap_result(CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0) == 0 && get_event(fd1, &ev, sizeof(ev)) == 0 &&
+	ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0) == 0 && get_event(self->fd1, &ev, sizeof(ev)) == 0 &&
 			    ev.event == EV_ADDR_RESOLVED && ev.status == 0,
 		    "zombie_resolved_on_rxez", "errno %d event %u status %d", errno, ev.event, ev.status);
 	ktap_result(system("rdma link delete rxez") == 0, "zombie_device_deleted", "rdma link delete failed");
 	memset(&ev, 0, sizeof(ev));
-	ktap_result(get_event(fd1, &ev, sizeof(ev)) == 0 && ev.event == EV_DEVICE_REMOVAL && ev.id == id &&
+	ktap_result(get_event(self->fd1, &ev, sizeof(ev)) == 0 && ev.event == EV_DEVICE_REMOVAL && ev.id == id &&
 			    ev.uid == 0x20b,
 		    "zombie_device_removal_event", "errno %d event %u", errno, ev.event);
 	observe_event("zombie_device_removal_event", ev);
 	q.id = id;
 	q.response = (uintptr_t)&qr;
-	EXPECT_ERRNO("zombie_query_route_enxio", CMD(fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(qr)), ENXIO);
-	EXPECT_ERRNO("zombie_resolve_ip_enxio", CMD(fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0), ENXIO);
-	EXPECT_ERRNO("zombie_write_cm_event_enxio", write_user_event(fd1, id, EV_USER, 0, 0), ENXIO);
-	EXPECT_ERRNO("zombie_destroy_foreign_fd_einval", destroy_id(fd2, id, NULL), EINVAL);
-	ktap_result(destroy_id(fd1, id, &rep) == 0 && rep == 2, "zombie_destroy_counts_events",
+	EXPECT_ERRNO("zombie_query_route_enxio", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY_ROUTE, q, sizeof(qr)), ENXIO);
+	EXPECT_ERRNO("zombie_resolve_ip_enxio", CMD(self->fd1, RDMA_USER_CM_CMD_RESOLVE_IP, r, 0), ENXIO);
+	EXPECT_ERRNO("zombie_write_cm_event_enxio", write_user_event(self->fd1, id, EV_USER, 0, 0), ENXIO);
+	EXPECT_ERRNO("zombie_destroy_foreign_fd_einval", destroy_id(self->fd2, id, NULL), EINVAL);
+	ktap_result(destroy_id(self->fd1, id, &rep) == 0 && rep == 2, "zombie_destroy_counts_events",
 		    "errno %d rep %u", errno, rep);
 	if (system("ip link delete vethz0"))
 		ktap_result(0, "zombie_teardown", "ip link delete vethz0 failed");
@@ -649,7 +678,7 @@ static void test_connect_request_layout(void)
 }
 
 /* QUERY IB_SERVICE where no service record was resolved: ENOSPC, then ENODATA. */
-static void test_query_ib_service(void)
+static void test_query_ib_service(struct cmds_files *self)
 {
 	struct {
 		struct rdma_ucm_query_ib_service_resp h;
@@ -660,15 +689,15 @@ static void test_query_ib_service(void)
 	uint32_t id = ~0u;
 
 	q.id = 0x7ffffff0;
-	EXPECT_ERRNO("query_ib_service_unknown_id_enoent_first", CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, 0),
+	EXPECT_ERRNO("query_ib_service_unknown_id_enoent_first", CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, 0),
 		     ENOENT);
-	create_id(fd1, 0x1b5, RDMA_PS_TCP, &id);
+	create_id(self->fd1, 0x1b5, RDMA_PS_TCP, &id);
 	q.id = id;
 	EXPECT_ERRNO("query_ib_service_unbound_out_short_enospc",
-		     CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(resp.h) - 1), ENOSPC);
+		     CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(resp.h) - 1), ENOSPC);
 	EXPECT_ERRNO("query_ib_service_unbound_enodata",
-		     CMD(fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(resp)), ENODATA);
-	destroy_id(fd1, id, NULL);
+		     CMD(self->fd1, RDMA_USER_CM_CMD_QUERY, q, sizeof(resp)), ENODATA);
+	destroy_id(self->fd1, id, NULL);
 }
 
 /* JOIN_IP_MCAST of @group on @id with user cookie @uid. */
@@ -1890,63 +1919,102 @@ static void test_fdinfo(void)
 }
 
 /*
- * Each group with its number of cases: the plan, printed before the first
- * case, is their sum (a case added to a group must be counted here).
+ * The groups, each in a process of its own (kselftest_harness.h), with its
+ * number of cases (the plan of its subtest: a case added to a group must
+ * be counted here) and its timeout: three times its longest run on the
+ * debug kernel.
  */
-static const struct group {
-	const char *name;
-	void (*run)(void);
-	int cases;
-} groups[] = {
-	{ "create_destroy", test_create_destroy, 10 },
-	{ "events", test_events, 20 },
-	{ "signal", test_signal, 1 },
-	{ "addressing", test_addressing, 41 },
-	{ "zombie", test_zombie, 8 },
-	{ "ece", test_ece, 4 },
-	{ "migrate_same_file", test_migrate_same_file, 1 },
-	{ "layout", test_connect_request_layout, 1 },
-	{ "query_ib_service", test_query_ib_service, 3 },
-	{ "mcast_same_address", test_mcast_same_address, 1 },
-	{ "relied_on", test_relied_on, 10 },
-	{ "fdinfo", test_fdinfo, 8 },
-};
+TEST_F_TIMEOUT(cmds, create_destroy, 30)
+{
+	ktap_header(10);
+	test_create_destroy(&self->f);
+}
+
+TEST_F_TIMEOUT(cmds, events, 30)
+{
+	ktap_header(20);
+	test_events(&self->f);
+}
+
+TEST_F_TIMEOUT(cmds, signal, 30)
+{
+	ktap_header(1);
+	test_signal(&self->f);
+}
+
+TEST_F_TIMEOUT(cmds, addressing, 30)
+{
+	ktap_header(41);
+	test_addressing(&self->f);
+}
+
+TEST_F_TIMEOUT(cmds, zombie, 75)
+{
+	ktap_header(8);
+	test_zombie(&self->f);
+}
+
+TEST_F_TIMEOUT(cmds, ece, 30)
+{
+	ktap_header(4);
+	test_ece();
+}
+
+TEST_F_TIMEOUT(cmds, migrate_same_file, 30)
+{
+	ktap_header(1);
+	test_migrate_same_file();
+}
+
+TEST_F_TIMEOUT(cmds, layout, 30)
+{
+	ktap_header(1);
+	test_connect_request_layout();
+}
+
+TEST_F_TIMEOUT(cmds, query_ib_service, 30)
+{
+	ktap_header(3);
+	test_query_ib_service(&self->f);
+}
+
+TEST_F_TIMEOUT(cmds, mcast_same_address, 30)
+{
+	ktap_header(1);
+	test_mcast_same_address();
+}
+
+TEST_F_TIMEOUT(cmds, relied_on, 30)
+{
+	ktap_header(10);
+	test_relied_on();
+}
+
+TEST_F_TIMEOUT(cmds, fdinfo, 30)
+{
+	ktap_header(8);
+	test_fdinfo();
+}
+
+static void cmds_init(void)
+{
+	rxe_addr = ucma_env.rxe;
+	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (bad_ptr == MAP_FAILED)
+		ucma_bail_out("mmap: %s", strerror(errno));
+}
 
 /*
- * Usage: ucma_cmds [GROUP]: runs every group of cases, or those whose name
- * contains GROUP. ucma_cmds --c-uaf-demo: see c_uaf_demo().
+ * Usage: ucma_cmds [GROUP...]: runs every group of cases, or those whose
+ * name contains a GROUP. ucma_cmds --c-uaf-demo: see c_uaf_demo().
  */
 int main(int argc, char **argv)
 {
-	int plan = 0, before;
-	unsigned int i;
-
 	signal(SIGPIPE, SIG_IGN);
-	ucma_setup(UCMA_NEED_RXE);
-	rxe_addr = ucma_env.rxe;
-	if (argc > 1 && !strcmp(argv[1], "--c-uaf-demo"))
+	if (argc > 1 && !strcmp(argv[1], "--c-uaf-demo")) {
+		ucma_setup(UCMA_NEED_RXE);
+		rxe_addr = ucma_env.rxe;
 		return c_uaf_demo();
-	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	fd1 = ucma_dev_open();
-	fd2 = ucma_dev_open();
-	if (fd1 < 0 || fd2 < 0) {
-		printf("Bail out! open %s: %s\n", UCMA_DEV, strerror(errno));
-		return 1;
 	}
-	for (i = 0; i < ARRAY_SIZE(groups); i++)
-		if (argc < 2 || strstr(groups[i].name, argv[1]))
-			plan += groups[i].cases;
-	ktap_header(plan);
-	for (i = 0; i < ARRAY_SIZE(groups); i++) {
-		if (argc > 1 && !strstr(groups[i].name, argv[1]))
-			continue;
-		before = ktap_n;
-		groups[i].run();
-		if (ktap_n - before != groups[i].cases)
-			printf("# group %s: planned %d cases, ran %d\n", groups[i].name,
-			       groups[i].cases, ktap_n - before);
-	}
-	close(fd1);
-	close(fd2);
-	return ktap_finish();
+	return harness_main(argc, argv, UCMA_NEED_RXE, cmds_init);
 }
