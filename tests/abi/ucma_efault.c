@@ -23,7 +23,10 @@
  * QUERY IB_SERVICE copies nothing on rxe (no service records: ENODATA is
  * checked before the copy), WRITE_CM_EVENT and the other commands have no
  * reply. Passes unchanged with either module loaded; Documentation/abi.rst
- * lists no difference here. Needs RXE_IP in the environment. Prints KTAP.
+ * lists no difference here. Needs RXE_IP in the environment. On the
+ * kernel's kselftest_harness.h (tests/lib/harness.h): one TEST_F per group
+ * of cases, each in a process of its own with two files of its own. Prints
+ * KTAP.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -38,7 +41,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 
 #define PAGE 4096
@@ -48,6 +51,33 @@ static struct sockaddr_in rxe_addr;
 /* A PROT_NONE page; and the first byte of a PROT_NONE page after a mapped one. */
 static void *bad;
 static uint8_t *edge;
+/* The first free id at the start, for the last group's check. */
+static uint32_t base_id;
+
+/* Two files of the device per group. */
+struct efault_files {
+	int fd, fd2;
+};
+
+FIXTURE(efault)
+{
+	struct efault_files f;
+};
+
+FIXTURE_SETUP(efault)
+{
+	self->f.fd = ucma_dev_open();
+	self->f.fd2 = ucma_dev_open();
+	ASSERT_LE(0, self->f.fd) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+	ASSERT_LE(0, self->f.fd2) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(efault)
+{
+	close(self->f.fd);
+	close(self->f.fd2);
+	ktap_group_end(_metadata);
+}
 
 /*
  * A reply buffer of which only the first @valid bytes are mapped (filled
@@ -105,9 +135,9 @@ static uint32_t next_id(int fd)
  * publishes the id; on a fault the context is destroyed
  * (ucma_destroy_private_ctx) and the id is free.
  */
-static void test_create_id(void)
+static void test_create_id(struct efault_files *self)
 {
-	int fd = ucma_dev_open();
+	int fd = self->fd;
 	uint32_t a = next_id(fd), b = ~0u, *part;
 	long gone;
 
@@ -130,7 +160,6 @@ static void test_create_id(void)
 	ktap_result(gone && b == a, "create_id_reply_partial_no_context",
 		    "id %u %s after the fault, next CREATE_ID gets %u", a,
 		    gone ? "unknown" : "still there", b);
-	close(fd);
 }
 
 /* ---- DESTROY_ID ---- */
@@ -148,10 +177,10 @@ static long destroy_at(int fd, uint32_t id, void *resp)
  * queued events dropped) before the reply is copied, and not restored on a
  * fault.
  */
-static void test_destroy_id(void)
+static void test_destroy_id(struct efault_files *self)
 {
 	static const char *const how[] = { "fault", "partial" };
-	int fd = ucma_dev_open(), k;
+	int fd = self->fd, k;
 	uint32_t id = ~0u, next;
 	long gone, dropped;
 
@@ -168,7 +197,6 @@ static void test_destroy_id(void)
 			    "%s reply: id %u %s, its event %s, next CREATE_ID gets %u", how[k], id,
 			    gone ? "gone" : "still there", dropped ? "dropped" : "queued", next);
 	}
-	close(fd);
 }
 
 /* ---- The read-only replies: QUERY_ROUTE, QUERY, INIT_QP_ATTR ---- */
@@ -267,9 +295,9 @@ static void probe_read_only(const struct ro_probe *p, int fd, uint32_t id)
  * A TCP id on @fc with its route resolved to a listener on @fl: QUERY_ROUTE
  * and the QUERY options need no more, INIT_QP_ATTR a device.
  */
-static void test_read_only(void)
+static void test_read_only(struct efault_files *self)
 {
-	int fl = ucma_dev_open(), fc = ucma_dev_open();
+	int fl = self->fd, fc = self->fd2;
 	struct sockaddr_in a = rxe_addr;
 	uint32_t l = ~0u, c = ~0u;
 	const char *failed;
@@ -287,8 +315,6 @@ static void test_read_only(void)
 			      sizeof(struct rdma_ucm_query_ib_service_resp) +
 				      sizeof(struct ib_user_service_rec)),
 		     ENODATA);
-	close(fc);
-	close(fl);
 }
 
 /* ---- GET_EVENT ---- */
@@ -298,11 +324,11 @@ static void test_read_only(void)
  * and removed, counted (events_reported) and its backlog slot given back
  * only after the copy succeeded.
  */
-static void test_get_event(void)
+static void test_get_event(struct efault_files *self)
 {
 	struct rdma_ucm_event_resp e1, e2, e3, *part;
 	const size_t half = sizeof(e1) / 2;
-	int fd = ucma_dev_open();
+	int fd = self->fd;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint32_t id = ~0u, rep = ~0u;
 	long r1, r2, r3;
@@ -333,7 +359,6 @@ static void test_get_event(void)
 		    "the %zu bytes before the fault are not the event's", half);
 	ktap_result(destroy_id(fd, id, &rep) == 0 && rep == 3, "get_event_fault_not_counted",
 		    "DESTROY_ID reports %u events delivered, want 3", rep);
-	close(fd);
 }
 
 /* A TCP id on @fc with its route resolved to @a; NULL or the step that failed. */
@@ -356,9 +381,9 @@ static const char *client_route(int fc, uint64_t uid, const struct sockaddr_in *
  * where a connect takes 0.6-1.6 ms under TCG, vm.md), and the kept request
  * names a live child.
  */
-static void test_get_event_connect_request(void)
+static void test_get_event_connect_request(struct efault_files *self)
 {
-	int fl = ucma_dev_open(), fc = ucma_dev_open();
+	int fl = self->fd, fc = self->fd2;
 	struct pollfd p = { .fd = fl, .events = POLLIN };
 	struct sockaddr_in a = rxe_addr;
 	struct rdma_ucm_event_resp ev;
@@ -398,8 +423,6 @@ static void test_get_event_connect_request(void)
 		    "%s: %d CONNECT_REQUESTs and %d other events with backlog 1 (want 1 and 0), child %s",
 		    failed ? failed : "two clients connected", reqs, others,
 		    child_ok ? "destroyed" : "not destroyable");
-	close(fc);
-	close(fl);
 }
 
 /* ---- MIGRATE_ID ---- */
@@ -416,9 +439,9 @@ static long migrate_at(int to, uint32_t id, int from, void *resp)
  * C (ucma_migrate_id): the context and its queued events are moved before
  * the reply is copied, and stay moved on a fault.
  */
-static void test_migrate_id(void)
+static void test_migrate_id(struct efault_files *self)
 {
-	int fa = ucma_dev_open(), fb = ucma_dev_open(), k;
+	int fa = self->fd, fb = self->fd2, k;
 	struct rdma_ucm_event_resp ev;
 	uint32_t id = ~0u, rep = ~0u;
 	int files[2] = { fa, fb };
@@ -448,8 +471,6 @@ static void test_migrate_id(void)
 	}
 	ktap_result(destroy_id(fa, id, &rep) == 0 && rep == 2, "migrate_id_fault_counts_kept",
 		    "DESTROY_ID on the last file reports %u events delivered, want 2", rep);
-	close(fa);
-	close(fb);
 }
 
 /* ---- JOIN_IP_MCAST, JOIN_MCAST, LEAVE_MCAST ---- */
@@ -560,9 +581,9 @@ static void probe_leave(int fd, uint32_t id, uint32_t mc, const char *group, uin
 		    rejoined ? "ok" : "failed", r.id, stray);
 }
 
-static void test_multicast(void)
+static void test_multicast(struct efault_files *self)
 {
-	int fd = ucma_dev_open(), stray;
+	int fd = self->fd, stray;
 	struct rdma_ucm_create_id_resp r = { .id = ~0u };
 	uint32_t id = ~0u, mc = ~0u;
 
@@ -580,7 +601,6 @@ static void test_multicast(void)
 	probe_leave(fd, id, mc, "239.7.0.6", 0x7a, 0);
 	probe_leave(fd, id, mc, "239.7.0.7", 0x7c, 1);
 	destroy_id(fd, id, NULL);
-	close(fd);
 }
 
 /* ---- Nothing left behind ---- */
@@ -597,52 +617,77 @@ static void test_leftovers(uint32_t base)
 	ktap_result(listed == 0, "efault_no_cm_id_left", "rdma lists %d cm ids", listed);
 }
 
-static const struct {
-	const char *name;
-	void (*run)(void);
-	int cases;
-} groups[] = {
-	{ "create_id", test_create_id, 5 },
-	{ "destroy_id", test_destroy_id, 4 },
-	{ "read_only", test_read_only, 16 },
-	{ "get_event", test_get_event, 6 },
-	{ "connect_request", test_get_event_connect_request, 2 },
-	{ "migrate_id", test_migrate_id, 5 },
-	{ "multicast", test_multicast, 12 },
-};
-
-int main(void)
+/*
+ * The groups, each in a process of its own (kselftest_harness.h) with its
+ * number of cases and its timeout (three times its longest run on the
+ * debug kernel).
+ */
+TEST_F_TIMEOUT(efault, create_id, 30)
 {
-	int plan = 3, before;
-	uint32_t base;
-	unsigned int i;
+	ktap_header(5);
+	test_create_id(&self->f);
+}
 
-	ucma_setup(UCMA_NEED_RXE);
+TEST_F_TIMEOUT(efault, destroy_id, 30)
+{
+	ktap_header(4);
+	test_destroy_id(&self->f);
+}
+
+TEST_F_TIMEOUT(efault, read_only, 30)
+{
+	ktap_header(16);
+	test_read_only(&self->f);
+}
+
+TEST_F_TIMEOUT(efault, get_event, 30)
+{
+	ktap_header(6);
+	test_get_event(&self->f);
+}
+
+TEST_F_TIMEOUT(efault, connect_request, 30)
+{
+	ktap_header(2);
+	test_get_event_connect_request(&self->f);
+}
+
+TEST_F_TIMEOUT(efault, migrate_id, 30)
+{
+	ktap_header(5);
+	test_migrate_id(&self->f);
+}
+
+TEST_F_TIMEOUT(efault, multicast, 30)
+{
+	ktap_header(12);
+	test_multicast(&self->f);
+}
+
+/* Last: what the groups before it left behind (their files are closed). */
+TEST_F_TIMEOUT(efault, leftovers, 30)
+{
+	ktap_header(3);
+	test_leftovers(base_id);
+}
+
+static void efault_init(void)
+{
 	rxe_addr = ucma_env.rxe;
 	bad = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	edge = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (bad == MAP_FAILED || edge == MAP_FAILED || mprotect(edge + PAGE, PAGE, PROT_NONE)) {
-		printf("Bail out! mmap: %s\n", strerror(errno));
-		return 1;
-	}
+	if (bad == MAP_FAILED || edge == MAP_FAILED || mprotect(edge + PAGE, PAGE, PROT_NONE))
+		ucma_bail_out("mmap: %s", strerror(errno));
 	edge += PAGE;
-	base = probe_id();
-	if (base == ~0u) {
-		printf("Bail out! CREATE_ID on %s: %s\n", UCMA_DEV, strerror(errno));
-		return 1;
-	}
+	base_id = probe_id();
+	if (base_id == ~0u)
+		ucma_bail_out("CREATE_ID on %s: %s", UCMA_DEV, strerror(errno));
 	if (!cm_id_listing_sees(&rxe_addr))
-		return 1;
-	for (i = 0; i < ARRAY_SIZE(groups); i++)
-		plan += groups[i].cases;
-	ktap_header(plan);
-	for (i = 0; i < ARRAY_SIZE(groups); i++) {
-		before = ktap_n;
-		groups[i].run();
-		if (ktap_n - before != groups[i].cases)
-			printf("# group %s: planned %d cases, ran %d\n", groups[i].name,
-			       groups[i].cases, ktap_n - before);
-	}
-	test_leftovers(base);
-	return ktap_finish();
+		exit(1);
+}
+
+/* Usage: ucma_efault [GROUP...]: every group, or those whose name contains a GROUP. */
+int main(int argc, char **argv)
+{
+	return harness_main(argc, argv, UCMA_NEED_RXE, efault_init);
 }
