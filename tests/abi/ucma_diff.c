@@ -19,7 +19,9 @@
  * ib_cm sends as they are (nothing checks them on rxe), so every image is
  * the same in both runs of a boot. What is truly random is masked: the
  * PSNs (rdma_cm's seq_num) in INIT_QP_ATTR; ids are normalised; ports are
- * bound fixed. Needs RXE_IP. Prints KTAP.
+ * bound fixed. Needs RXE_IP. On the kernel's kselftest_harness.h
+ * (tests/lib/harness.h): the two groups, connections and ud_join_leave,
+ * each in a process of its own. Prints KTAP.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,7 +33,7 @@
 
 #include <rdma/rdma_user_cm.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 
 #define EV_REJECTED 8
@@ -44,6 +46,24 @@
 #define MC_JOIN_FULLMEMBER 0
 
 static struct sockaddr_in rxe_addr;
+
+/* The file of each group: the connections' listener, the UD id's. */
+FIXTURE(diff)
+{
+	int fd;
+};
+
+FIXTURE_SETUP(diff)
+{
+	self->fd = ucma_dev_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+}
+
+FIXTURE_TEARDOWN(diff)
+{
+	close(self->fd);
+	ktap_group_end(_metadata);
+}
 
 /* Multicast ids come from their own table: normalised apart from context ids. */
 static uint32_t norm_mc_id(uint32_t id)
@@ -361,23 +381,19 @@ out:
 }
 
 /* The connection scenarios share one listener on rxe:LISTEN_PORT. */
-static void test_connections(void)
+static void test_connections(int fl)
 {
 	struct sockaddr_in a = rxe_port(LISTEN_PORT);
-	int fl = ucma_dev_open();
 	uint32_t l = ~0u;
 
 	if (create_id(fl, 0x1f, RDMA_PS_TCP, &l) || expect_ok("diff_listener_bind", bind_ip(fl, l, &a)) ||
-	    expect_ok("diff_listen", listen_id(fl, l, 8))) {
-		close(fl);
+	    expect_ok("diff_listen", listen_id(fl, l, 8)))
 		return;
-	}
 	query_all("listener", fl, l, 0);
 	test_connected_pair(fl);
 	test_notify(fl);
 	test_reject(fl);
 	expect_destroy("diff_listener_destroy", fl, l, 3);
-	close(fl);
 }
 
 /* JOIN_MCAST of @group with @flags on @id. */
@@ -411,44 +427,51 @@ static void expect_leave(const char *name, int fd, uint32_t mc)
 }
 
 /* A UDP id on rxe:7485: both JOINs, their MULTICAST_JOIN images, both LEAVEs. */
-static void test_ud_join_leave(void)
+static void test_ud_join_leave(int fd)
 {
 	struct sockaddr_in a = rxe_port(7485), g = ipv4("239.1.7.1", 0);
-	int fd = ucma_dev_open();
 	uint32_t id = ~0u, m1 = ~0u, m2 = ~0u;
 
 	if (create_id(fd, 0xd1, RDMA_PS_UDP, &id) || expect_ok("diff_ud_bind", bind_ip(fd, id, &a)))
-		goto out;
+		return;
 	query_all("ud", fd, id, 0);
 	init_qp_attr("diff_ud_init_qp_attr_init", fd, id, IB_QPS_INIT);
 	init_qp_attr("diff_ud_init_qp_attr_rtr", fd, id, IB_QPS_RTR);
 	init_qp_attr("diff_ud_init_qp_attr_rts", fd, id, IB_QPS_RTS);
-	if (expect_ok("diff_ud_join_ip_mcast", join_ip(fd, id, &g, &m1)))
-		goto out;
-	if (expect_event("diff_ud_join_ip_mcast_event", fd, EV_MULTICAST_JOIN, 1, NULL))
-		goto out;
-	if (expect_ok("diff_ud_join_mcast", join_mcast(fd, id, "239.1.7.2", MC_JOIN_FULLMEMBER, &m2)))
-		goto out;
-	if (expect_event("diff_ud_join_mcast_event", fd, EV_MULTICAST_JOIN, 1, NULL))
-		goto out;
+	if (expect_ok("diff_ud_join_ip_mcast", join_ip(fd, id, &g, &m1)) ||
+	    expect_event("diff_ud_join_ip_mcast_event", fd, EV_MULTICAST_JOIN, 1, NULL) ||
+	    expect_ok("diff_ud_join_mcast", join_mcast(fd, id, "239.1.7.2", MC_JOIN_FULLMEMBER, &m2)) ||
+	    expect_event("diff_ud_join_mcast_event", fd, EV_MULTICAST_JOIN, 1, NULL))
+		return;
 	m1 = norm_mc_id(m1) == 0x101 ? m1 : ~0u;
 	m2 = norm_mc_id(m2) == 0x102 ? m2 : ~0u;
 	expect_leave("diff_ud_leave_ip_mcast", fd, m1);
 	expect_leave("diff_ud_leave_mcast", fd, m2);
 	expect_destroy("diff_ud_destroy", fd, id, 2);
-out:
-	close(fd);
 }
 
-int main(void)
+/*
+ * Every scenario runs to its end when all is well: a step that fails stops
+ * its scenario, and the count no longer matches the group's plan.
+ */
+TEST_F_TIMEOUT(diff, connections, 60)
 {
-	ucma_setup(UCMA_NEED_RXE);
+	ktap_header(64);
+	test_connections(self->fd);
+}
+
+TEST_F_TIMEOUT(diff, ud_join_leave, 30)
+{
+	ktap_header(15);
+	test_ud_join_leave(self->fd);
+}
+
+static void diff_init(void)
+{
 	rxe_addr = ucma_env.rxe;
-	/* Every scenario runs to its end when all is well: a step that fails
-	 * stops its scenario, and the count no longer matches the plan.
-	 */
-	ktap_header(79);
-	test_connections();
-	test_ud_join_leave();
-	return ktap_finish();
+}
+
+int main(int argc, char **argv)
+{
+	return harness_main(argc, argv, UCMA_NEED_RXE, diff_init);
 }
