@@ -16,13 +16,18 @@
  * caps and no fdinfo): every case is skipped there, and only there: when
  * UCMA_MODULE=c (set by the VM runner). Under ucma_rs a missing feature
  * (an fdinfo line gone, a charge not made) is a failure, never a skip.
+ *
+ * On the kernel's kselftest_harness.h (tests/lib/harness.h): the fixtures
+ * memcg and caps, one TEST_F per group of cases, each in a process of its
+ * own; the argument "memcg" or "caps" runs that fixture's groups.
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "ktap.h"
+
+#include "harness.h"
 #include "ucma_cmd.h"
 
 #define CAP_IDS 64
@@ -282,16 +287,14 @@ static void memcg_create_ids_enomem(void)
 }
 
 /* Outside that cgroup nothing broke: another process makes its ids. */
-static void memcg_others_unaffected(void)
+static void memcg_others_unaffected(int fd)
 {
-	int fd = ucma_dev_open(), i, ok = fd >= 0;
+	int i, ok = 1;
 	uint32_t id;
 
 	for (i = 0; ok && i < 1000; i++)
 		ok = !create_id(fd, 1, RDMA_PS_TCP, &id);
 	ktap_result(ok, __func__, "id %d: %s", i, strerror(errno));
-	if (fd >= 0)
-		close(fd);
 }
 
 #define EVENTS_N 4000
@@ -393,16 +396,14 @@ static void memcg_handler_events_charged(void)
 }
 
 /* The caps and their counters are in fdinfo. */
-static void caps_in_fdinfo(void)
+static void caps_in_fdinfo(int fd)
 {
-	int fd = ucma_dev_open();
 	long ids = fdinfo_number(fd, "rdma_cm_ids_max"), evs = fdinfo_number(fd, "rdma_cm_events_max");
 	long r1 = fdinfo_number(fd, "rdma_cm_ids_refused"), r2 = fdinfo_number(fd, "rdma_cm_events_refused");
 
 	ktap_result(ids == CAP_IDS && evs == CAP_EVENTS && !r1 && !r2, __func__,
 		    "ids_max %ld events_max %ld ids_refused %ld events_refused %ld", ids, evs,
 		    r1, r2);
-	close(fd);
 }
 
 /* Fills @fd with CAP_IDS ids (the first in *@first); 0 on success. */
@@ -424,15 +425,14 @@ static int fill_ids(int fd, uint32_t *first)
  * CREATE_ID past the cap: EMFILE, counted; a destroyed id makes room again;
  * another file has its own cap.
  */
-static void caps_create_id_emfile(void)
+static void caps_create_id_emfile(int fd, int other)
 {
-	int fd = ucma_dev_open(), other = ucma_dev_open();
 	uint32_t first, id;
 	long ids, refused;
 
 	if (fill_ids(fd, &first)) {
 		ktap_result(0, __func__, "filling to the cap: %s", strerror(errno));
-		goto out;
+		return;
 	}
 	EXPECT_ERRNO("caps_create_id_past_cap_emfile", create_id(fd, 1, RDMA_PS_TCP, &id), EMFILE);
 	ids = fdinfo_number(fd, "rdma_cm_ids");
@@ -444,20 +444,16 @@ static void caps_create_id_emfile(void)
 		    "caps_destroy_makes_room", "%s", strerror(errno));
 	ktap_result(!fill_ids(other, NULL), "caps_per_file", "the other file: %s",
 		    strerror(errno));
-out:
-	close(fd);
-	close(other);
 }
 
 /* MIGRATE_ID into a full file: EMFILE, and the id stays where it was. */
-static void caps_migrate_emfile(void)
+static void caps_migrate_emfile(int full, int src)
 {
-	int full = ucma_dev_open(), src = ucma_dev_open();
 	uint32_t id, first;
 
 	if (fill_ids(full, &first) || create_id(src, 1, RDMA_PS_TCP, &id)) {
 		ktap_result(0, __func__, "setup: %s", strerror(errno));
-		goto out;
+		return;
 	}
 	EXPECT_ERRNO("caps_migrate_into_full_file_emfile", migrate_id(full, id, src), EMFILE);
 	ktap_result(fdinfo_number(src, "rdma_cm_ids") == 1 &&
@@ -470,22 +466,18 @@ static void caps_migrate_emfile(void)
 	ktap_result(!migrate_id(src, first, full) && fdinfo_number(full, "rdma_cm_ids") == CAP_IDS - 1 &&
 		    !create_id(full, 1, RDMA_PS_TCP, &id), "caps_migrate_out_makes_room",
 		    "full ids %ld: %s", fdinfo_number(full, "rdma_cm_ids"), strerror(errno));
-out:
-	close(full);
-	close(src);
 }
 
 /* WRITE_CM_EVENT past the event cap: ENOBUFS, counted; GET_EVENT makes room. */
-static void caps_write_event_enobufs(void)
+static void caps_write_event_enobufs(int fd)
 {
 	struct rdma_ucm_event_resp ev;
-	int fd = ucma_dev_open(), i, ok = 1;
 	struct sockaddr_in dst;
 	uint32_t id, other;
+	int i, ok = 1;
 
 	if (create_id(fd, 1, RDMA_PS_TCP, &id)) {
 		ktap_result(0, __func__, "create: %s", strerror(errno));
-		close(fd);
 		return;
 	}
 	for (i = 0; ok && i < CAP_EVENTS; i++)
@@ -505,7 +497,6 @@ static void caps_write_event_enobufs(void)
 	if (create_id(fd, 1, RDMA_PS_TCP, &other)) {
 		ktap_result(0, "caps_resolve_past_cap_enobufs", "create: %s", strerror(errno));
 		ktap_result(0, "caps_destroy_frees_event_room", "not run");
-		close(fd);
 		return;
 	}
 	EXPECT_ERRNO("caps_resolve_past_cap_enobufs", resolve_ip(fd, other, &dst), ENOBUFS);
@@ -513,7 +504,6 @@ static void caps_write_event_enobufs(void)
 	ktap_result(!destroy_id(fd, id, NULL) && fdinfo_number(fd, "rdma_cm_events_queued") == 0 &&
 		    !write_user_event(fd, other, EV_USER, 0, 1), "caps_destroy_frees_event_room",
 		    "queued %ld: %s", fdinfo_number(fd, "rdma_cm_events_queued"), strerror(errno));
-	close(fd);
 }
 
 /*
@@ -521,18 +511,19 @@ static void caps_write_event_enobufs(void)
  * or of ids (@ids 1), is dropped as one past the backlog (ib_cm's peer
  * retries): counted, nothing queued, no id made.
  */
-static void caps_connect_request_dropped(const char *name, int ids, uint16_t port)
+static void caps_connect_request_dropped(const char *name, int ids, uint16_t port, int fl,
+					 int fc)
 {
 	const char *key = ids ? "rdma_cm_ids_refused" : "rdma_cm_events_refused";
 	const char *ip = ucma_env.rxe_ip, *step;
 	struct sockaddr_in a;
-	int fl = ucma_dev_open(), fc = ucma_dev_open(), i, w;
 	uint32_t l, c, c2;
 	long refused = 0;
+	int i, w;
 
 	if (!ip) {
 		ktap_result(0, name, "RXE_IP is not set");
-		goto out;
+		return;
 	}
 	a = ipv4(ip, port);
 	step = route_to_listener(fl, fc, &a, &l, &c);
@@ -546,7 +537,7 @@ static void caps_connect_request_dropped(const char *name, int ids, uint16_t por
 		step = "connect";
 	if (step) {
 		ktap_result(0, name, "%s: %s", step, strerror(errno));
-		goto out;
+		return;
 	}
 	for (w = 0; w < 100 && refused < 1; w++) {
 		usleep(100000);
@@ -557,60 +548,157 @@ static void caps_connect_request_dropped(const char *name, int ids, uint16_t por
 		    fdinfo_number(fl, "rdma_cm_ids") == (ids ? CAP_IDS : 1), name,
 		    "%s %ld, queued %ld, ids %ld", key, refused,
 		    fdinfo_number(fl, "rdma_cm_events_queued"), fdinfo_number(fl, "rdma_cm_ids"));
-out:
-	close(fl);
-	close(fc);
 }
 
+/* Two files of the device per group (the groups that fork open their own). */
+struct limits_files {
+	int fd, fd2;
+};
+
+static void limits_setup(struct __test_metadata *_metadata, struct limits_files *f)
+{
+	f->fd = ucma_dev_open();
+	f->fd2 = ucma_dev_open();
+	ASSERT_LE(0, f->fd) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+	ASSERT_LE(0, f->fd2) TH_LOG("open %s: %s", UCMA_DEV, strerror(errno));
+}
+
+static void limits_teardown(struct __test_metadata *_metadata, struct limits_files *f)
+{
+	close(f->fd);
+	close(f->fd2);
+	ktap_group_end(_metadata);
+}
+
+FIXTURE(memcg)
+{
+	struct limits_files f;
+};
+
+FIXTURE_SETUP(memcg)
+{
+	limits_setup(_metadata, &self->f);
+}
+
+FIXTURE_TEARDOWN(memcg)
+{
+	limits_teardown(_metadata, &self->f);
+}
+
+FIXTURE(caps)
+{
+	struct limits_files f;
+};
+
+FIXTURE_SETUP(caps)
+{
+	limits_setup(_metadata, &self->f);
+}
+
+FIXTURE_TEARDOWN(caps)
+{
+	limits_teardown(_metadata, &self->f);
+}
+
+/*
+ * The plan of a group: its @n cases @names. Under the C module they are
+ * all skipped, and only there (UCMA_MODULE=c, from the VM runner), not when
+ * a feature looks absent: an ucma_rs that lost an fdinfo line fails.
+ * UCMA_LIMITS_FORCE=1 runs them anyway: the C module fails them. Nonzero
+ * if the group is to run.
+ */
+static int limits_plan(const char *const *names, int n)
+{
+	int i;
+
+	ktap_header(n);
+	if (getenv("UCMA_LIMITS_FORCE") || !module_is_c())
+		return 1;
+	for (i = 0; i < n; i++)
+		ktap_skipped(names[i], "C module: no limits");
+	return 0;
+}
+
+#define LIMITS_PLAN(...)                                                                   \
+	({                                                                                \
+		static const char *const _names[] = { __VA_ARGS__ };                       \
+		limits_plan(_names, ARRAY_SIZE(_names));                                  \
+	})
+
+/*
+ * The groups, each in a process of its own (kselftest_harness.h) with its
+ * timeout: three times its longest run on the debug kernel.
+ */
+TEST_F_TIMEOUT(memcg, ids, 60)
+{
+	if (LIMITS_PLAN("memcg_create_ids_enomem", "memcg_charges_returned_on_close"))
+		memcg_create_ids_enomem();
+}
+
+TEST_F_TIMEOUT(memcg, others, 30)
+{
+	if (LIMITS_PLAN("memcg_others_unaffected"))
+		memcg_others_unaffected(self->f.fd);
+}
+
+TEST_F_TIMEOUT(memcg, handler_events, 60)
+{
+	if (LIMITS_PLAN("memcg_handler_events_charged", "memcg_handler_events_returned_on_close"))
+		memcg_handler_events_charged();
+}
+
+TEST_F_TIMEOUT(caps, fdinfo, 30)
+{
+	if (LIMITS_PLAN("caps_in_fdinfo"))
+		caps_in_fdinfo(self->f.fd);
+}
+
+TEST_F_TIMEOUT(caps, create_id, 30)
+{
+	if (LIMITS_PLAN("caps_create_id_past_cap_emfile", "caps_ids_refused_counted",
+			"caps_destroy_makes_room", "caps_per_file"))
+		caps_create_id_emfile(self->f.fd, self->f.fd2);
+}
+
+TEST_F_TIMEOUT(caps, migrate, 30)
+{
+	if (LIMITS_PLAN("caps_migrate_into_full_file_emfile", "caps_migrate_refused_id_stays",
+			"caps_migrate_out_makes_room"))
+		caps_migrate_emfile(self->f.fd, self->f.fd2);
+}
+
+TEST_F_TIMEOUT(caps, write_event, 30)
+{
+	if (LIMITS_PLAN("caps_write_event_to_cap", "caps_write_event_past_cap_enobufs",
+			"caps_events_refused_counted", "caps_get_event_makes_room",
+			"caps_resolve_past_cap_enobufs", "caps_destroy_frees_event_room"))
+		caps_write_event_enobufs(self->f.fd);
+}
+
+TEST_F_TIMEOUT(caps, dropped_events, 30)
+{
+	if (LIMITS_PLAN("caps_connect_request_dropped_events"))
+		caps_connect_request_dropped("caps_connect_request_dropped_events", 0, 7471,
+					     self->f.fd, self->f.fd2);
+}
+
+TEST_F_TIMEOUT(caps, dropped_ids, 30)
+{
+	if (LIMITS_PLAN("caps_connect_request_dropped_ids"))
+		caps_connect_request_dropped("caps_connect_request_dropped_ids", 1, 7472,
+					     self->f.fd, self->f.fd2);
+}
+
+/*
+ * Usage: ucma_limits memcg|caps: the fixture's groups; or the harness's
+ * options ("ucma_limits -r caps.migrate": one group).
+ */
 int main(int argc, char **argv)
 {
-	int memcg = argc > 1 && !strcmp(argv[1], "memcg");
-	int caps = argc > 1 && !strcmp(argv[1], "caps");
-	static const char *const memcg_cases[] = {
-		"memcg_create_ids_enomem", "memcg_charges_returned_on_close",
-		"memcg_others_unaffected", "memcg_handler_events_charged",
-		"memcg_handler_events_returned_on_close",
-	};
-	static const char *const caps_cases[] = {
-		"caps_in_fdinfo", "caps_create_id_past_cap_emfile", "caps_ids_refused_counted",
-		"caps_destroy_makes_room", "caps_per_file", "caps_migrate_into_full_file_emfile",
-		"caps_migrate_refused_id_stays", "caps_migrate_out_makes_room",
-		"caps_write_event_to_cap", "caps_write_event_past_cap_enobufs",
-		"caps_events_refused_counted", "caps_get_event_makes_room",
-		"caps_resolve_past_cap_enobufs", "caps_destroy_frees_event_room",
-		"caps_connect_request_dropped_events", "caps_connect_request_dropped_ids",
-	};
-	const char *const *names = memcg ? memcg_cases : caps_cases;
-	int n = memcg ? ARRAY_SIZE(memcg_cases) : ARRAY_SIZE(caps_cases), i;
-
-	if (!memcg && !caps) {
+	if (argc < 2 || (strcmp(argv[1], "memcg") && strcmp(argv[1], "caps") && argv[1][0] != '-')) {
 		fprintf(stderr, "usage: %s memcg|caps\n", argv[0]);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	ucma_setup(0);
-	ktap_header(n);
-	/*
-	 * Skipped under the C module only (UCMA_MODULE=c, from the VM runner),
-	 * not when a feature looks absent: an ucma_rs that lost an fdinfo line
-	 * fails. UCMA_LIMITS_FORCE=1 runs them anyway: the C module fails them.
-	 */
-	if (!getenv("UCMA_LIMITS_FORCE") && module_is_c()) {
-		for (i = 0; i < n; i++)
-			ktap_skipped(names[i], "C module: no limits");
-		return ktap_finish();
-	}
-	if (memcg) {
-		memcg_create_ids_enomem();
-		memcg_others_unaffected();
-		memcg_handler_events_charged();
-	} else {
-		caps_in_fdinfo();
-		caps_create_id_emfile();
-		caps_migrate_emfile();
-		caps_write_event_enobufs();
-		caps_connect_request_dropped("caps_connect_request_dropped_events", 0, 7471);
-		caps_connect_request_dropped("caps_connect_request_dropped_ids", 1, 7472);
-	}
-	return ktap_finish();
+	return harness_main(argc, argv, 0, NULL);
 }
