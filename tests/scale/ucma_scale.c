@@ -8,13 +8,17 @@
  * wherever it leaves them. Also bound ids as rdma_cm sees them (the restrack cm_id count of
  * the rxe device) and DESTROY_ID of many ids in both orders. Prints the cost
  * per id (ns per create, close and destroy, kB of MemAvailable) as KTAP
- * diagnostics and one "# scale: ..." summary line.
+ * diagnostics and one "# scale: ..." summary line (after the harness's
+ * totals).
  *
- * SCALE_IDS (default 300000) sets the scale: case 1 creates SCALE_IDS ids on
- * one file, case 3 SCALE_IDS / 3 on each of four files, case 4 binds
- * SCALE_IDS / 15 ids, case 5 destroys SCALE_IDS / 3. The default is the real
- * scale (above 262144 live ids); smaller values are for quick iteration.
- * Needs RXE_IP for case 4 (scripts/vm-run). Prints KTAP.
+ * On the kernel's kselftest_harness.h (tests/lib/harness.h): one TEST_F
+ * per group, each in a process of its own with its own buffer of ids.
+ * SCALE_IDS (default 300000) sets the scale: one_file creates SCALE_IDS
+ * ids on one file (and checks them all free after its close), four_files
+ * SCALE_IDS / 3 on each of four files, bound_ids binds SCALE_IDS / 15 ids,
+ * destroy destroys SCALE_IDS / 3. The default is the real scale (above
+ * 262144 live ids); smaller values are for quick iteration. Needs RXE_IP
+ * for bound_ids (scripts/vm-run). Prints KTAP.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,14 +26,38 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 
 static long n_ids = 300000;
 static uint32_t base_id;
 static const char *rxe_ip, *rxe_dev;
-static uint32_t *ids;
-static double create_ns, close_ns, destroy_ns;
+
+/*
+ * The costs for the summary line, measured by the groups: shared
+ * (MAP_SHARED, mapped before the groups fork) so that main() prints them.
+ */
+static struct scale_costs {
+	double create_ns, close_ns, destroy_ns;
+} *costs;
+
+/* A buffer for the ids of one group; case 3 uses 4 * (n_ids / 3) at most. */
+FIXTURE(scale)
+{
+	uint32_t *ids;
+};
+
+FIXTURE_SETUP(scale)
+{
+	self->ids = calloc(n_ids + n_ids / 3 + 1, sizeof(*self->ids));
+	ASSERT_NE(NULL, self->ids) TH_LOG("out of memory");
+}
+
+FIXTURE_TEARDOWN(scale)
+{
+	free(self->ids);
+	ktap_group_end(_metadata);
+}
 
 static uint64_t now_ns(void)
 {
@@ -136,7 +164,7 @@ static void scale_fdinfo_300k(int fd, long made)
 		    "rdma_cm_ids %ld, rdma_cm_ids_idle %ld, want %ld each", n, idle, made);
 }
 
-static void scale_one_file_300k(void)
+static void scale_one_file_300k(uint32_t *ids)
 {
 	long before, after, made;
 	uint64_t t, dt;
@@ -152,16 +180,16 @@ static void scale_one_file_300k(void)
 	made = create_many(fd, ids, n_ids, &err);
 	dt = now_ns() - t;
 	after = mem_available_kb();
-	create_ns = per_id(dt, made);
-	printf("# %s: %ld ids created, %.0f ns per create\n", __func__, made, create_ns);
+	costs->create_ns = per_id(dt, made);
+	printf("# %s: %ld ids created, %.0f ns per create\n", __func__, made, costs->create_ns);
 	if (made > 0 && before > 0 && after > 0)
 		printf("# %s: MemAvailable %ld -> %ld kB, %.2f kB per id\n", __func__,
 		       before, after, (double)(before - after) / made);
 	scale_fdinfo_300k(fd, made);
 	dt = timed_close(fd);
-	close_ns = per_id(dt, made);
+	costs->close_ns = per_id(dt, made);
 	printf("# %s: close of %ld ids took %.3f s, %.0f ns per id\n", __func__,
-	       made, dt / 1e9, close_ns);
+	       made, dt / 1e9, costs->close_ns);
 	ktap_result(made == n_ids, __func__,
 		    "CREATE_ID %ld of %ld failed: errno %d (%s)", made, n_ids, err, strerror(err));
 }
@@ -196,7 +224,7 @@ static void *creator_main(void *p)
 	return NULL;
 }
 
-static void scale_four_files_100k(void)
+static void scale_four_files_100k(uint32_t *ids)
 {
 	struct creator c[4];
 	pthread_barrier_t go;
@@ -272,7 +300,7 @@ static long cm_id_count(void)
 	return n;
 }
 
-static void scale_bound_ids_visible_and_gone(void)
+static void scale_bound_ids_visible_and_gone(uint32_t *ids)
 {
 	long n = n_ids / 15, made, bound, before, during = -1, after = -1;
 	struct sockaddr_in addr;
@@ -327,7 +355,7 @@ static void scale_bound_ids_visible_and_gone(void)
 			    before, during, n, before + n, after, why);
 }
 
-static void scale_destroy_each(void)
+static void scale_destroy_each(uint32_t *ids)
 {
 	long n = n_ids / 3, made, half = n / 2, i, done = 0, bad = -1;
 	int fd, err, derr = 0, ok;
@@ -359,8 +387,8 @@ static void scale_destroy_each(void)
 			derr = errno;
 		}
 	dt = now_ns() - t;
-	destroy_ns = per_id(dt, done);
-	printf("# %s: %ld ids destroyed, %.0f ns per destroy\n", __func__, done, destroy_ns);
+	costs->destroy_ns = per_id(dt, done);
+	printf("# %s: %ld ids destroyed, %.0f ns per destroy\n", __func__, done, costs->destroy_ns);
 	close(fd);
 	/* Destroyed one by one, so nothing was left for the close to do. */
 	ok = ids_all_free(__func__, n, why, sizeof(why));
@@ -371,38 +399,64 @@ static void scale_destroy_each(void)
 		ktap_result(ok, __func__, "after the destroys: %s", why);
 }
 
-int main(void)
+/*
+ * The groups, each in a process of its own (kselftest_harness.h) with its
+ * timeout: three times its longest run on the debug kernel (30 000 ids,
+ * SCALE_IDS there); the default kernel's 300 000 ids take less.
+ */
+TEST_F_TIMEOUT(scale, one_file, 180)
+{
+	ktap_header(3);
+	scale_one_file_300k(self->ids);
+	scale_ids_freed_after_close();
+}
+
+TEST_F_TIMEOUT(scale, four_files, 150)
+{
+	ktap_header(1);
+	scale_four_files_100k(self->ids);
+}
+
+TEST_F_TIMEOUT(scale, bound_ids, 30)
+{
+	ktap_header(1);
+	scale_bound_ids_visible_and_gone(self->ids);
+}
+
+TEST_F_TIMEOUT(scale, destroy, 60)
+{
+	ktap_header(1);
+	scale_destroy_each(self->ids);
+}
+
+/* The summary, after the harness's last line (at its exit). */
+static void scale_summary(void)
+{
+	printf("# scale: create %.0f ns/id, close %.0f ns/id, destroy %.0f ns/id\n",
+	       costs->create_ns, costs->close_ns, costs->destroy_ns);
+}
+
+static void scale_init(void)
 {
 	const char *s = getenv("SCALE_IDS");
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ucma_setup(0);
 	if (s && atol(s) >= 15)
 		n_ids = atol(s);
 	rxe_ip = ucma_env.rxe_ip;
 	rxe_dev = ucma_env.rxe_dev;
-	/* Case 3 uses 4 * (n / 3) ids at most. */
-	ids = calloc(n_ids + n_ids / 3 + 1, sizeof(*ids));
-	if (!ids) {
-		printf("Bail out! out of memory\n");
-		return 1;
-	}
-	/* The first free id; every check below wants it and the ones after it. */
+	costs = harness_shared(sizeof(*costs));
+	/* The first free id; every check wants it and the ones after it. */
 	base_id = probe_id();
-	if (base_id == ~0u) {
-		printf("Bail out! no id could be created: %s\n", strerror(errno));
-		return 1;
-	}
-	ktap_header(6);
+	if (base_id == ~0u)
+		ucma_bail_out("no id could be created: %s", strerror(errno));
 	printf("# %ld ids on one file, %ld on each of four, %ld bound, %ld destroyed; first id %u\n",
 	       n_ids, n_ids / 3, n_ids / 15, n_ids / 3, base_id);
-	scale_one_file_300k();
-	scale_ids_freed_after_close();
-	scale_four_files_100k();
-	scale_bound_ids_visible_and_gone();
-	scale_destroy_each();
-	printf("# scale: create %.0f ns/id, close %.0f ns/id, destroy %.0f ns/id\n",
-	       create_ns, close_ns, destroy_ns);
-	free(ids);
-	return ktap_finish();
+	atexit(scale_summary);
+}
+
+/* Usage: ucma_scale [GROUP...]: every group, or those whose name contains a GROUP. */
+int main(int argc, char **argv)
+{
+	return harness_main(argc, argv, 0, scale_init);
 }
