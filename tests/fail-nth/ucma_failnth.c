@@ -13,15 +13,19 @@
  * again (ids are allocated lowest-free). kmemleak and the splat gate of
  * scripts/guest-init check the rest. Needs the debug kernel
  * (FAULT_INJECTION_DEBUG_FS) and RXE_IP; prints KTAP, one case per path,
- * and the number of injection points it hit.
+ * and the number of injection points it hit. On the kernel's
+ * kselftest_harness.h (tests/lib/harness.h): each path is a variant of the
+ * fixture, "failnth.PATH.sweep", run in a process of its own (which opens
+ * its own /proc/thread-self/fail-nth) under the sweep's timeout.
+ * "ucma_failnth WORD" runs the paths whose name contains WORD.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
+#include "harness.h"
 #include "kmsg.h"
-#include "ktap.h"
 #include "ucma_cmd.h"
 
 #define MAX_POINTS 2000
@@ -34,9 +38,18 @@
 #define ID_PROBE_MARGIN 16
 
 static struct sockaddr_in rxe;
-static uint16_t next_port = 20000;
-static int nth_fd = -1;
-static unsigned int total_points;
+/* The first free id at the start. */
+static uint32_t base_id;
+
+/*
+ * What the paths share, each run in a process of its own: the next port
+ * (every setup binds a new one, across the whole run) and the totals
+ * printed at the end. MAP_SHARED, mapped before the harness forks.
+ */
+static struct failnth_run {
+	uint16_t next_port;
+	unsigned int paths, points;
+} *run;
 
 /* What a scenario set up: two files and the ids on them. */
 struct setup {
@@ -45,7 +58,7 @@ struct setup {
 	uint16_t port;
 };
 
-static void arm(unsigned int n)
+static void arm(int nth_fd, unsigned int n)
 {
 	char b[16];
 	int len = snprintf(b, sizeof(b), "%u", n);
@@ -61,7 +74,7 @@ static void arm(unsigned int n)
  * reaches 0: then the target did not consume the fault), and the write of
  * 0 either succeeds or consumes the last count. Either way it ends at 0.
  */
-static int disarm(void)
+static int disarm(int nth_fd)
 {
 	char b[16] = "";
 	ssize_t n = pread(nth_fd, b, sizeof(b) - 1, 0);
@@ -89,9 +102,9 @@ static int s_files(struct setup *s)
 {
 	s->fd = ucma_dev_open();
 	s->fd2 = ucma_dev_open();
-	s->port = next_port++;
-	if (next_port > 100000)
-		next_port = 20000;
+	s->port = run->next_port++;
+	if (run->next_port > 100000)
+		run->next_port = 20000;
 	return STEP(s->fd < 0) ||
 	       STEP(s->fd2 < 0 ? -1 : 0);
 }
@@ -446,59 +459,206 @@ static long t_open(struct setup *s)
  */
 #define ABSORBS 4
 
-static const struct scenario {
+/* A path: the state its setup reaches, the command its target runs. */
+struct scenario {
 	const char *name;
 	int (*setup)(struct setup *s);
 	long (*target)(struct setup *s);
 	int flags;
-} scenarios[] = {
-	{ "open", s_files, t_open },
-	{ "create_id", s_files, t_create },
-	{ "destroy_id", s_id, t_destroy },
-	/*
-	 * A teardown: the REJ that ib_cm sends to the pending request
-	 * (cm_send_rej_locked(): its AH and MAD) is best effort.
-	 */
-	{ "destroy_id_listener_with_request", s_requested, t_destroy, ABSORBS },
-	{ "bind_ip", s_id, t_bind_ip },
-	{ "bind", s_id, t_bind },
-	{ "resolve_ip", s_ud_id, t_resolve_ip },
-	{ "resolve_addr", s_ud_id, t_resolve_addr },
-	/* rdma_resolve_route() ignores a failed cma_add_id_to_tree() (RoCE). */
-	{ "resolve_route", s_resolved, t_resolve_route, ABSORBS },
-	{ "query_route", s_resolved, t_query_route },
-	{ "query_addr", s_resolved, t_query_addr },
-	{ "query_path", s_resolved, t_query_path },
-	{ "query_gid", s_resolved, t_query_gid },
-	{ "connect", s_routed, t_connect },
-	{ "listen", s_bound, t_listen },
-	{ "accept", s_requested, t_accept },
-	{ "reject", s_requested, t_reject },
-	/* rdma_disconnect() answers 0 when its DREQ cannot be allocated. */
-	{ "disconnect", s_established, t_disconnect, ABSORBS },
-	{ "init_qp_attr", s_resolved, t_init_qp_attr },
-	{ "get_event", s_event_queued, t_get_event },
-	{ "get_option", s_files, t_get_option },
-	{ "set_option_tos", s_id, t_set_option_tos },
-	/*
-	 * C sets the path, then makes the ROUTE_RESOLVED event: when that
-	 * allocation fails, ucma_event_handler() drops the event and the
-	 * command answers 0. ucma_rs allocates the event first (ENOMEM).
-	 */
-	{ "set_option_ib_path", s_resolved, t_set_option_ib_path, C_SWALLOWS },
-	{ "set_option_huge_optlen_no_warn", s_id, t_set_option_1m, NOWARN },
-	{ "set_option_kmalloc_max_optlen_no_warn", s_id, t_set_option_kmalloc_max, NOWARN },
-	{ "notify", s_bound, t_notify },
-	/* On RoCE the join joins the IP group (cma_igmp_send()): best effort. */
-	{ "join_ip_mcast", s_ud_bound, t_join_ip, ABSORBS },
-	{ "join_mcast", s_ud_bound, t_join },
-	/* And the leave leaves it (the netlink notification's skb). */
-	{ "leave_mcast", s_joined, t_leave, ABSORBS },
-	{ "migrate_id", s_event_queued, t_migrate },
-	{ "resolve_ib_service", s_bound, t_resolve_ib_service },
-	{ "write_cm_event", s_id, t_write_cm_event },
-	/* close() cannot fail: as destroy_id_listener_with_request. */
-	{ "close_with_listener_and_request", s_requested, t_close, ABSORBS },
+};
+
+/*
+ * The fail-nth file of the thread that runs the sweep: the harness's
+ * process for the path (one opened by main() would arm main()'s thread).
+ */
+FIXTURE(failnth)
+{
+	int nth_fd;
+};
+
+/* The paths: one variant of the fixture each ("failnth.NAME.sweep"), NAME its case. */
+FIXTURE_VARIANT(failnth)
+{
+	struct scenario sc;
+};
+
+FIXTURE_VARIANT_ADD(failnth, open)
+{
+	.sc = { "open", s_files, t_open, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, create_id)
+{
+	.sc = { "create_id", s_files, t_create, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, destroy_id)
+{
+	.sc = { "destroy_id", s_id, t_destroy, 0 },
+};
+
+/*
+ * A teardown: the REJ that ib_cm sends to the pending request
+ * (cm_send_rej_locked(): its AH and MAD) is best effort.
+ */
+FIXTURE_VARIANT_ADD(failnth, destroy_id_listener_with_request)
+{
+	.sc = { "destroy_id_listener_with_request", s_requested, t_destroy, ABSORBS },
+};
+
+FIXTURE_VARIANT_ADD(failnth, bind_ip)
+{
+	.sc = { "bind_ip", s_id, t_bind_ip, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, bind)
+{
+	.sc = { "bind", s_id, t_bind, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, resolve_ip)
+{
+	.sc = { "resolve_ip", s_ud_id, t_resolve_ip, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, resolve_addr)
+{
+	.sc = { "resolve_addr", s_ud_id, t_resolve_addr, 0 },
+};
+
+/* rdma_resolve_route() ignores a failed cma_add_id_to_tree() (RoCE). */
+FIXTURE_VARIANT_ADD(failnth, resolve_route)
+{
+	.sc = { "resolve_route", s_resolved, t_resolve_route, ABSORBS },
+};
+
+FIXTURE_VARIANT_ADD(failnth, query_route)
+{
+	.sc = { "query_route", s_resolved, t_query_route, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, query_addr)
+{
+	.sc = { "query_addr", s_resolved, t_query_addr, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, query_path)
+{
+	.sc = { "query_path", s_resolved, t_query_path, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, query_gid)
+{
+	.sc = { "query_gid", s_resolved, t_query_gid, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, connect)
+{
+	.sc = { "connect", s_routed, t_connect, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, listen)
+{
+	.sc = { "listen", s_bound, t_listen, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, accept)
+{
+	.sc = { "accept", s_requested, t_accept, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, reject)
+{
+	.sc = { "reject", s_requested, t_reject, 0 },
+};
+
+/* rdma_disconnect() answers 0 when its DREQ cannot be allocated. */
+FIXTURE_VARIANT_ADD(failnth, disconnect)
+{
+	.sc = { "disconnect", s_established, t_disconnect, ABSORBS },
+};
+
+FIXTURE_VARIANT_ADD(failnth, init_qp_attr)
+{
+	.sc = { "init_qp_attr", s_resolved, t_init_qp_attr, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, get_event)
+{
+	.sc = { "get_event", s_event_queued, t_get_event, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, get_option)
+{
+	.sc = { "get_option", s_files, t_get_option, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, set_option_tos)
+{
+	.sc = { "set_option_tos", s_id, t_set_option_tos, 0 },
+};
+
+/*
+ * C sets the path, then makes the ROUTE_RESOLVED event: when that
+ * allocation fails, ucma_event_handler() drops the event and the
+ * command answers 0. ucma_rs allocates the event first (ENOMEM).
+ */
+FIXTURE_VARIANT_ADD(failnth, set_option_ib_path)
+{
+	.sc = { "set_option_ib_path", s_resolved, t_set_option_ib_path, C_SWALLOWS },
+};
+
+FIXTURE_VARIANT_ADD(failnth, set_option_huge_optlen_no_warn)
+{
+	.sc = { "set_option_huge_optlen_no_warn", s_id, t_set_option_1m, NOWARN },
+};
+
+FIXTURE_VARIANT_ADD(failnth, set_option_kmalloc_max_optlen_no_warn)
+{
+	.sc = { "set_option_kmalloc_max_optlen_no_warn", s_id, t_set_option_kmalloc_max, NOWARN },
+};
+
+FIXTURE_VARIANT_ADD(failnth, notify)
+{
+	.sc = { "notify", s_bound, t_notify, 0 },
+};
+
+/* On RoCE the join joins the IP group (cma_igmp_send()): best effort. */
+FIXTURE_VARIANT_ADD(failnth, join_ip_mcast)
+{
+	.sc = { "join_ip_mcast", s_ud_bound, t_join_ip, ABSORBS },
+};
+
+FIXTURE_VARIANT_ADD(failnth, join_mcast)
+{
+	.sc = { "join_mcast", s_ud_bound, t_join, 0 },
+};
+
+/* And the leave leaves it (the netlink notification's skb). */
+FIXTURE_VARIANT_ADD(failnth, leave_mcast)
+{
+	.sc = { "leave_mcast", s_joined, t_leave, ABSORBS },
+};
+
+FIXTURE_VARIANT_ADD(failnth, migrate_id)
+{
+	.sc = { "migrate_id", s_event_queued, t_migrate, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, resolve_ib_service)
+{
+	.sc = { "resolve_ib_service", s_bound, t_resolve_ib_service, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, write_cm_event)
+{
+	.sc = { "write_cm_event", s_id, t_write_cm_event, 0 },
+};
+
+/* close() cannot fail: as destroy_id_listener_with_request. */
+FIXTURE_VARIANT_ADD(failnth, close_with_listener_and_request)
+{
+	.sc = { "close_with_listener_and_request", s_requested, t_close, ABSORBS },
 };
 
 static void teardown(struct setup *s)
@@ -540,7 +700,7 @@ static int is_c;	/* the C module serves the device */
  * an allocation or copy the command needed, so it must fail (unless the
  * scenario is C_SWALLOWS and the C module runs).
  */
-static void sweep(const struct scenario *sc, uint32_t base_id)
+static void sweep(const struct scenario *sc, uint32_t base_id, int nth_fd)
 {
 	static const char *const forced[] = { "page allocation failure",
 					      "FAULT_INJECTION: forcing a failure",
@@ -575,10 +735,10 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 		}
 		if (kfd >= 0)
 			kmsg_count(kfd, forced, 0, NULL, 0);
-		arm(n);
+		arm(nth_fd, n);
 		r = sc->target(&s);
 		e = errno;
-		injected = disarm();
+		injected = disarm(nth_fd);
 		reports = kfd >= 0 ? kmsg_count(kfd, forced, ARRAY_SIZE(forced) - !trace, NULL,
 						(sc->flags & NOWARN) || trace) : 0;
 		teardown(&s);
@@ -618,7 +778,8 @@ static void sweep(const struct scenario *sc, uint32_t base_id)
 		if (errnos[e])
 			snprintf(seen + strlen(seen), sizeof(seen) - strlen(seen), " %s:%d",
 				 strerrorname_np(e), errnos[e]);
-	total_points += points;
+	run->points += points;
+	run->paths++;
 	printf("# %s: %u injection points; succeeded %u: %u after a %s fault, %u after a reported one; errnos%s\n",
 	       sc->name, points, ok_runs, absorbed,
 	       may_swallow ? "silent or reported (allowed here)" : "silent", swallowed,
@@ -676,20 +837,64 @@ static int configure(void)
 	return 0;
 }
 
+FIXTURE_SETUP(failnth)
+{
+	self->nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->nth_fd) TH_LOG("open /proc/thread-self/fail-nth: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(failnth)
+{
+	close(self->nth_fd);
+	ktap_group_end(_metadata);
+}
+
+/* Three times the longest sweep on the debug kernel. */
+TEST_F_TIMEOUT(failnth, sweep, 30)
+{
+	ktap_header(1);
+	sweep(&variant->sc, base_id, self->nth_fd);
+}
+
+static void failnth_summary(void)
+{
+	printf("# fail-nth: %u command paths, %u injection points\n", run->paths, run->points);
+}
+
+static void failnth_init(void)
+{
+	if (!ucma_env.rxe_ip || configure())
+		ucma_bail_out("RXE_IP not set or fault injection not configurable");
+	rxe = ucma_env.rxe;
+	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
+	run = harness_shared(sizeof(*run));
+	run->next_port = 20000;
+	base_id = probe_id();
+	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN))
+		ucma_bail_out("ids %u..%u are not free at the start", base_id,
+			      base_id + ID_PROBE_MARGIN - 1);
+	if (!cm_id_listing_sees(&rxe))
+		exit(1);
+	atexit(failnth_summary);
+}
+
+/* Usage: ucma_failnth [WORD...]: every path, or those whose name contains a WORD. */
 int main(int argc, char **argv)
 {
 	const char *kernel = getenv("UCMA_KERNEL");
-	unsigned int i;
-	uint32_t base;
-	int plan = 0;
+	int i, fd;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-l") || !strcmp(argv[i], "-h"))
+			return harness_main(argc, argv, 0, NULL);
 	ucma_setup(0);
-	nth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
-	if (nth_fd < 0) {
+	fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
 		/*
-		 * Visible in the tally as a skip on the default kernel; on the
-		 * debug kernel, which has fault injection, a failure.
+		 * One case of its own, not on the harness: visible in the tally
+		 * as a skip on the default kernel; on the debug kernel, which
+		 * has fault injection, a failure.
 		 */
 		ktap_header(1);
 		if (kernel && !strcmp(kernel, "debug"))
@@ -698,28 +903,6 @@ int main(int argc, char **argv)
 			ktap_skipped("failnth_available", "no /proc/thread-self/fail-nth (needs the debug kernel)");
 		return ktap_finish();
 	}
-	if (!ucma_env.rxe_ip || configure()) {
-		printf("Bail out! RXE_IP not set or fault injection not configurable\n");
-		return 1;
-	}
-	for (i = 0; i < ARRAY_SIZE(scenarios); i++)
-		plan += argc < 2 || strstr(scenarios[i].name, argv[1]);
-	ktap_header(plan);
-	rxe = ucma_env.rxe;
-	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
-	base = probe_id();
-	if (base == ~0u || !ids_free_from(base, ID_PROBE_MARGIN)) {
-		printf("Bail out! ids %u..%u are not free at the start\n", base,
-		       base + ID_PROBE_MARGIN - 1);
-		return 1;
-	}
-	if (!cm_id_listing_sees(&rxe))
-		return 1;
-	for (i = 0; i < ARRAY_SIZE(scenarios); i++) {
-		if (argc > 1 && !strstr(scenarios[i].name, argv[1]))
-			continue;
-		sweep(&scenarios[i], base);
-	}
-	printf("# fail-nth: %d command paths, %u injection points\n", ktap_n, total_points);
-	return ktap_finish();
+	close(fd);
+	return harness_main(argc, argv, 0, failnth_init);
 }
