@@ -39,7 +39,10 @@
  * HF_CONNECTS (default 60) sets the number of connects, HF_PROBABILITY
  * (default 20) the percentage of the handler's slab allocations that fail,
  * HF_DEADLINE (default 300) the seconds after which a storm that has not
- * finished fails. Prints KTAP.
+ * finished fails (the harness's timeout, above it, ends a case that hangs
+ * anyway). On the kernel's kselftest_harness.h (tests/lib/harness.h): one
+ * TEST_F, handler_faults.connect_storm, in a process of its own. Prints
+ * KTAP.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -48,7 +51,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 
 #define FAILSLAB "/sys/kernel/debug/failslab/"
@@ -329,10 +332,9 @@ static void *watchdog(void *name)
 {
 	sleep(deadline_s);
 	knob("probability", "0");
-	printf("not ok 1 %s # still %s after %d s: %d started, %d connects, %d requests seen, %d rejected, %d lost\n",
-	       (const char *)name, __atomic_load_n(&s.phase, __ATOMIC_ACQUIRE), deadline_s,
-	       s.started, s.connects, s.requests, s.rejected, s.lost);
-	fflush(stdout);
+	ktap_result(0, name, "still %s after %d s: %d started, %d connects, %d requests seen, %d rejected, %d lost",
+		    __atomic_load_n(&s.phase, __ATOMIC_ACQUIRE), deadline_s, s.started, s.connects,
+		    s.requests, s.rejected, s.lost);
 	_exit(1);
 }
 
@@ -427,14 +429,31 @@ static void connect_storm(const char *name, const char *ip)
 		    injected, s.lost, s.started, LOST_MIN_PCT, LOST_MAX_PCT, injected);
 }
 
-int main(void)
+/* Failslab off again, whatever became of the case. */
+FIXTURE(handler_faults)
 {
-	const char *mod = getenv("UCMA_MODULE"), *kernel = getenv("UCMA_KERNEL"), *ip;
-	const char *name = "connect_storm_with_handler_allocation_failures";
+	int probability_reset;
+};
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ucma_setup(0);
-	ip = ucma_env.rxe_ip;
+FIXTURE_SETUP(handler_faults)
+{
+	self->probability_reset = 0;
+}
+
+FIXTURE_TEARDOWN(handler_faults)
+{
+	if (!access(FAILSLAB "probability", W_OK))
+		self->probability_reset = !knob("probability", "0");
+	ktap_group_end(_metadata);
+}
+
+/* The timeout: above HF_DEADLINE's default (300 s), and three times the debug kernel's run. */
+TEST_F_TIMEOUT(handler_faults, connect_storm, 360)
+{
+	const char *mod = getenv("UCMA_MODULE"), *kernel = getenv("UCMA_KERNEL");
+	const char *name = "connect_storm_with_handler_allocation_failures";
+	const char *ip = ucma_env.rxe_ip;
+
 	ktap_header(1);
 	if (access(FAILSLAB "require-start", W_OK) && kernel && !strcmp(kernel, "debug"))
 		ktap_result(0, name, "the debug kernel has no failslab stack-trace filter");
@@ -447,5 +466,9 @@ int main(void)
 			     "C rdma_ucm: a request whose event cannot be allocated has its rdma_cm id destroyed twice (abi.rst)");
 	else
 		connect_storm(name, ip);
-	return ktap_finish();
+}
+
+int main(int argc, char **argv)
+{
+	return harness_main(argc, argv, 0, NULL);
 }
