@@ -23,13 +23,20 @@
  * nothing behind: every id destroyed, rdma_cm listing none, every context
  * id it can have used free again (see end_case()). Needs root, rdma_rxe,
  * siw, veth, bonding.
+ *
+ * On the kernel's kselftest_harness.h (tests/lib/harness.h): one TEST_F
+ * per case ("peer.neighbour_resolution", its case
+ * "peer_neighbour_resolution"), each in a process of its own; the peer's
+ * namespace, its devices and their QPs are made once, by main(), before
+ * the first and removed after the last. "ucma_peer WORD" runs the cases
+ * whose name contains WORD. Prints KTAP.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 #include "ucma_peer.h"
 
@@ -56,7 +63,7 @@ static int failed_step;
 
 static const char *ev_name(uint32_t e)
 {
-	return e < sizeof(event_names) / sizeof(event_names[0]) ? event_names[e] : "?";
+	return e < ARRAY_SIZE(event_names) ? event_names[e] : "?";
 }
 
 /* Records the first failure of a case. */
@@ -72,10 +79,18 @@ static void fail(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void begin_case(void)
+/* Each case in a process of its own, with the bookkeeping of fail() fresh. */
+FIXTURE(peer) {};
+
+FIXTURE_SETUP(peer)
 {
 	failed_step = 0;
 	why[0] = 0;
+}
+
+FIXTURE_TEARDOWN(peer)
+{
+	ktap_group_end(_metadata);
 }
 
 /*
@@ -137,7 +152,8 @@ static void expect_quiet(int fd, const char *side, int ms)
 		fail("%s: unexpected %s status %d", side, ev_name(ev.event), (int32_t)ev.status);
 }
 
-static uint16_t next_port = 20000;
+/* The next port, across the cases (shared: each runs in a process of its own). */
+static uint16_t *next_port;
 
 /*
  * A TCP listener of the peer on @ip (a new port): created, bound and
@@ -147,7 +163,7 @@ static int peer_listen(int fd, const char *ip, struct sockaddr_in *addr, uint32_
 {
 	const char *step = NULL;
 
-	*addr = ipv4(ip, next_port++);
+	*addr = ipv4(ip, (*next_port)++);
 	if (peer_enter())
 		step = "enter the peer's namespace";
 	else if (create_id(fd, 0x9e, RDMA_PS_TCP, id))
@@ -237,14 +253,14 @@ static int neigh_lladdr(const char *ip, const char *dev, char *mac)
  * RESOLVE_IP of the peer with no neighbour entry: the kernel asks by ARP
  * across the link, and the entry it learns holds the peer's MAC.
  */
-static void peer_neighbour_resolution(void)
+TEST_F_TIMEOUT(peer, neighbour_resolution, 240)
 {
 	struct sockaddr_in a = ipv4(PEER_RXE_IP, 0);
 	char want[18] = "", got[18] = "";
 	int fd = ucma_dev_open();
 	uint32_t id;
 
-	begin_case();
+	ktap_header(1);
 	peer_sh("ip neigh flush dev vethn0");
 	if (neigh_lladdr(PEER_RXE_IP, "vethn0", got) == 0)
 		fail("a neighbour entry survived the flush: %s", got);
@@ -268,14 +284,14 @@ static void peer_neighbour_resolution(void)
  * No host answers ARP for 10.77.0.99: ADDR_ERROR (-ETIMEDOUT), and the id
  * resolves again.
  */
-static void peer_addr_error(void)
+TEST_F_TIMEOUT(peer, addr_error, 30)
 {
 	struct sockaddr_in gone = ipv4("10.77.0.99", 0), a = ipv4(PEER_RXE_IP, 0);
 	struct rdma_ucm_event_resp ev;
 	int fd = ucma_dev_open();
 	uint32_t id;
 
-	begin_case();
+	ktap_header(1);
 	if (create_id(fd, 1, RDMA_PS_TCP, &id)) {
 		fail("CREATE_ID: %s", strerror(errno));
 	} else {
@@ -318,11 +334,10 @@ static struct side sides[2] = {
  */
 static void rejected_without_listener(enum transport t, const char *name)
 {
-	struct sockaddr_in a = ipv4(sides[t].ip, next_port++);
+	struct sockaddr_in a = ipv4(sides[t].ip, (*next_port)++);
 	int fd = ucma_dev_open();
 	uint32_t id;
 
-	begin_case();
 	if (client_to(fd, &a, &id) == 0) {
 		long ret = connect_id(fd, id, sides[t].here.qp[0]->qp_num);
 
@@ -342,13 +357,15 @@ static void rejected_without_listener(enum transport t, const char *name)
 	end_case(name);
 }
 
-static void peer_rejected_without_listener_rxe(void)
+TEST_F_TIMEOUT(peer, rejected_without_listener_rxe, 30)
 {
+	ktap_header(1);
 	rejected_without_listener(ROCE, __func__);
 }
 
-static void peer_rejected_without_listener_siw(void)
+TEST_F_TIMEOUT(peer, rejected_without_listener_siw, 30)
 {
+	ktap_header(1);
 	rejected_without_listener(IWARP, __func__);
 }
 
@@ -366,7 +383,6 @@ static void rejected_by_listener(enum transport t, const char *name)
 	struct sockaddr_in a;
 	uint32_t l, c;
 
-	begin_case();
 	if (peer_listen(fp, sides[t].ip, &a, &l) == 0) {
 		if (client_to(fc, &a, &c) == 0) {
 			if (connect_pd(fc, c, sides[t].here.qp[2]->qp_num, "ucma-peer: request"))
@@ -388,13 +404,15 @@ static void rejected_by_listener(enum transport t, const char *name)
 	end_case(name);
 }
 
-static void peer_rejected_by_listener_rxe(void)
+TEST_F_TIMEOUT(peer, rejected_by_listener_rxe, 30)
 {
+	ktap_header(1);
 	rejected_by_listener(ROCE, __func__);
 }
 
-static void peer_rejected_by_listener_siw(void)
+TEST_F_TIMEOUT(peer, rejected_by_listener_siw, 30)
 {
+	ktap_header(1);
 	rejected_by_listener(IWARP, __func__);
 }
 
@@ -414,7 +432,6 @@ static void connect_disconnect(enum transport t, const char *name)
 	uint32_t l, c, child = ~0u;
 	struct sockaddr_in a;
 
-	begin_case();
 	if (peer_listen(fp, sides[t].ip, &a, &l) == 0) {
 		if (client_to(fc, &a, &c) == 0) {
 			if (connect_pd(fc, c, sides[t].here.qp[1]->qp_num, "ucma-peer: hello"))
@@ -459,13 +476,15 @@ static void connect_disconnect(enum transport t, const char *name)
 	end_case(name);
 }
 
-static void peer_connect_disconnect_rxe(void)
+TEST_F_TIMEOUT(peer, connect_disconnect_rxe, 30)
 {
+	ktap_header(1);
 	connect_disconnect(ROCE, __func__);
 }
 
-static void peer_connect_disconnect_siw(void)
+TEST_F_TIMEOUT(peer, connect_disconnect_siw, 30)
 {
+	ktap_header(1);
 	connect_disconnect(IWARP, __func__);
 }
 
@@ -481,7 +500,7 @@ static void peer_connect_disconnect_siw(void)
  * listener, whose ids know the client's unchanged MAC, nothing but the
  * requests.
  */
-static void peer_unreachable_on_mac_change(void)
+TEST_F_TIMEOUT(peer, unreachable_on_mac_change, 45)
 {
 	static const char *const new_mac = "02:77:00:00:00:02";
 	int fp = ucma_dev_open(), fc = ucma_dev_open(), i, got[UNR_IDS] = { 0 }, requests = 0;
@@ -490,7 +509,7 @@ static void peer_unreachable_on_mac_change(void)
 	uint32_t l, c[UNR_IDS];
 	struct sockaddr_in a;
 
-	begin_case();
+	ktap_header(1);
 	if (peer_mac("vethn1", old_mac))
 		fail("the peer's MAC could not be read");
 	if (!failed_step && peer_listen(fp, PEER_RXE_IP, &a, &l) == 0) {
@@ -572,7 +591,7 @@ static void bond_down(void)
  * were bound with: rdma_cm compares with that one, so none gets another.
  * An id of another device gets nothing.
  */
-static void peer_addr_change_on_bond_failover(void)
+TEST_F_TIMEOUT(peer, addr_change_on_bond_failover, 180)
 {
 	struct sockaddr_in a = ipv4("10.79.0.1", 0), other = ipv4(HERE_RXE_IP, 0);
 	int fd = ucma_dev_open(), fo = ucma_dev_open(), i, round, got[BOND_IDS];
@@ -581,7 +600,7 @@ static void peer_addr_change_on_bond_failover(void)
 	uint32_t id[BOND_IDS], o;
 	char cmdline[128];
 
-	begin_case();
+	ktap_header(1);
 	if (bond_up()) {
 		fail("the bond and its rxe device could not be set up");
 		bond_down();
@@ -628,43 +647,48 @@ static void peer_addr_change_on_bond_failover(void)
 	end_case(__func__);
 }
 
-int main(void)
+/* After the last case (at the harness's exit): the peer's QPs and namespace go. */
+static void peer_teardown_all(void)
 {
-	int t, set_up;
+	int t;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	ucma_setup(0);
-	ktap_header(10);
-	set_up = peer_up() == 0;
-	for (t = ROCE; t <= IWARP && set_up; t++)
-		set_up = verbs_qps_open(&sides[t].here, sides[t].here_dev) == 0 &&
-			 verbs_qps_open(&sides[t].peer, sides[t].peer_dev) == 0;
-	if (!set_up) {
-		printf("Bail out! the peer namespace, its devices or their QPs could not be set up\n");
-		peer_down();
-		return 1;
-	}
-	base_id = probe_id();
-	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN)) {
-		printf("Bail out! ids %u..%u are not free at the start\n", base_id,
-		       base_id + ID_PROBE_MARGIN - 1);
-		peer_down();
-		return 1;
-	}
-	peer_neighbour_resolution();
-	peer_addr_error();
-	peer_rejected_without_listener_rxe();
-	peer_rejected_without_listener_siw();
-	peer_rejected_by_listener_rxe();
-	peer_rejected_by_listener_siw();
-	peer_connect_disconnect_rxe();
-	peer_connect_disconnect_siw();
-	peer_unreachable_on_mac_change();
-	peer_addr_change_on_bond_failover();
 	for (t = ROCE; t <= IWARP; t++) {
 		verbs_qps_close(&sides[t].here);
 		verbs_qps_close(&sides[t].peer);
 	}
 	peer_down();
-	return ktap_finish();
+}
+
+/*
+ * Before the first case: the peer's namespace and devices, and QPs on each
+ * device whose numbers the connections carry (kept by this process, alive
+ * while the cases run in theirs).
+ */
+static void peer_init(void)
+{
+	int t, set_up;
+
+	next_port = harness_shared(sizeof(*next_port));
+	*next_port = 20000;
+	set_up = peer_up() == 0;
+	for (t = ROCE; t <= IWARP && set_up; t++)
+		set_up = verbs_qps_open(&sides[t].here, sides[t].here_dev) == 0 &&
+			 verbs_qps_open(&sides[t].peer, sides[t].peer_dev) == 0;
+	if (!set_up) {
+		peer_down();
+		ucma_bail_out("the peer namespace, its devices or their QPs could not be set up");
+	}
+	base_id = probe_id();
+	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN)) {
+		peer_down();
+		ucma_bail_out("ids %u..%u are not free at the start", base_id,
+			      base_id + ID_PROBE_MARGIN - 1);
+	}
+	atexit(peer_teardown_all);
+}
+
+/* Usage: ucma_peer [WORD...]: every case, or those whose name contains a WORD. */
+int main(int argc, char **argv)
+{
+	return harness_main(argc, argv, 0, peer_init);
 }
