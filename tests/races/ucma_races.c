@@ -9,6 +9,14 @@
  * far as any was handed out, are free again: see end_case()); the splat
  * gate and kmemleak of scripts/guest-init do the rest.
  * Needs RXE_IP and SIW_IP (scripts/vm-run). Prints KTAP.
+ *
+ * On the kernel's kselftest_harness.h (tests/lib/harness.h): one TEST_F
+ * per case ("races.class01_destroy_vs_inflight_command"), each in a
+ * process of its own (starting from srand(1)'s sequence) and killed after
+ * its timeout: three times its longest run on the debug kernel (RACE_ITERS
+ * 60 there, as tests/vm/run-suite sets it), at least 30 s, scaled up with
+ * RACE_ITERS above 200. "ucma_races WORD..." runs the cases whose name
+ * contains a WORD.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -25,7 +33,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 #include "ucma_peer.h"
 
@@ -34,13 +42,26 @@ static int iters = 200;
 static uint32_t base_id;
 static int is_c;	/* the C module serves the device (UCMA_MODULE=c) */
 static void *bad_ptr;
-static uint16_t next_port = 30000;
+
+/*
+ * What runs through the cases, each in a process of its own (shared,
+ * mapped by races_init()): the last port handed out, and the time the
+ * leftover checks took (RACE_STATS).
+ */
+static struct races_run {
+	uint16_t next_port;
+	double leak_check_seconds;
+} *run;
 
 static uint16_t port(void)
 {
-	if (++next_port > 40000)
-		next_port = 30001;
-	return next_port;
+	uint16_t p = __atomic_add_fetch(&run->next_port, 1, __ATOMIC_RELAXED);
+
+	if (p > 40000) {
+		__atomic_store_n(&run->next_port, 30001, __ATOMIC_RELAXED);
+		p = 30001;
+	}
+	return p;
 }
 
 static struct sockaddr_in with_port(struct sockaddr_in a, uint16_t p)
@@ -121,7 +142,6 @@ static void begin_case(void)
  * leaked join).
  */
 static double case_seconds(void);
-static double leak_check_seconds;
 
 static void end_case(const char *name, int extra_ok, const char *extra_why)
 {
@@ -133,7 +153,7 @@ static void end_case(const char *name, int extra_ok, const char *extra_why)
 	int mc_ok = multicast_table_empty(&rxe, MC_PROBE);
 	char ids_why[96] = "";
 
-	leak_check_seconds += case_seconds() - t0;
+	run->leak_check_seconds += case_seconds() - t0;
 	if (!ids_ok && taken == ~0u)
 		snprintf(ids_why, sizeof(ids_why), "; the id probe failed: %s", strerror(errno));
 	else if (!ids_ok)
@@ -2081,88 +2101,224 @@ out:
 	end_case(__func__, ok, why);
 }
 
-#define CASE(f) { #f, f }
+/* Each case in a process of its own, its bookkeeping fresh. */
+FIXTURE(races) {};
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} cases[] = {
-	CASE(class01_destroy_vs_inflight_command),
-	CASE(class02_handle_published_before_complete),
-	CASE(class03_device_commands_on_unbound_id),
-	CASE(class04_sockaddr_family_length_mismatch),
-	CASE(class05_unchecked_numeric_fields),
-	CASE(class06_short_input_struct),
-	CASE(class07_reply_infoleak),
-	CASE(class08_concurrent_calls_on_one_id),
-	CASE(class09_migrate_vs_handler_destroy_close),
-	CASE(class10_listener_destroy_with_pending_requests),
-	CASE(class11_device_hot_removal),
-	CASE(class12_multicast_concurrent_leave),
-	CASE(class13_join_reply_fault),
-	CASE(class14_multicast_on_non_ud_and_join_lifetime),
-	CASE(class15_resolve_twice_vs_destroy),
-	CASE(class16_wrong_state_ops_on_listener),
-	CASE(class17_listen_vs_device_add_remove),
-	CASE(class18_repeated_route_resolution),
-	CASE(class19_netevent_vs_cm_ids),
-	CASE(class20_synthesised_events_vs_migrate),
-	CASE(class21_foreign_writer),
-	CASE(class22_error_path_leaks),
-	CASE(class23_iw_handler_vs_destroy),
-	CASE(migrate_vs_source_close),
-	CASE(join_vs_destroy_then_foreign_leave),
-	CASE(connect_request_vs_migrate_close),
-	CASE(get_event_wakeup_passed_on),
-};
-
-/* With arguments, only the cases whose names contain one of them run. */
-static int selected(int argc, char **argv, const char *name)
+FIXTURE_SETUP(races)
 {
-	int i;
-
-	if (argc < 2)
-		return 1;
-	for (i = 1; i < argc; i++)
-		if (strstr(name, argv[i]))
-			return 1;
-	return 0;
+	begin_case();
 }
 
-int main(int argc, char **argv)
+FIXTURE_TEARDOWN(races)
+{
+	ktap_group_end(_metadata);
+}
+
+/*
+ * The cases, one TEST_F each, with their timeouts: three times the longest
+ * run on the debug kernel, at least 30 s (races_init() scales them with
+ * RACE_ITERS above 200).
+ */
+TEST_F_TIMEOUT(races, class01_destroy_vs_inflight_command, 30)
+{
+	ktap_header(1);
+	class01_destroy_vs_inflight_command();
+}
+
+TEST_F_TIMEOUT(races, class02_handle_published_before_complete, 30)
+{
+	ktap_header(1);
+	class02_handle_published_before_complete();
+}
+
+TEST_F_TIMEOUT(races, class03_device_commands_on_unbound_id, 30)
+{
+	ktap_header(1);
+	class03_device_commands_on_unbound_id();
+}
+
+TEST_F_TIMEOUT(races, class04_sockaddr_family_length_mismatch, 30)
+{
+	ktap_header(1);
+	class04_sockaddr_family_length_mismatch();
+}
+
+TEST_F_TIMEOUT(races, class05_unchecked_numeric_fields, 30)
+{
+	ktap_header(1);
+	class05_unchecked_numeric_fields();
+}
+
+TEST_F_TIMEOUT(races, class06_short_input_struct, 30)
+{
+	ktap_header(1);
+	class06_short_input_struct();
+}
+
+TEST_F_TIMEOUT(races, class07_reply_infoleak, 30)
+{
+	ktap_header(1);
+	class07_reply_infoleak();
+}
+
+TEST_F_TIMEOUT(races, class08_concurrent_calls_on_one_id, 30)
+{
+	ktap_header(1);
+	class08_concurrent_calls_on_one_id();
+}
+
+TEST_F_TIMEOUT(races, class09_migrate_vs_handler_destroy_close, 30)
+{
+	ktap_header(1);
+	class09_migrate_vs_handler_destroy_close();
+}
+
+TEST_F_TIMEOUT(races, class10_listener_destroy_with_pending_requests, 30)
+{
+	ktap_header(1);
+	class10_listener_destroy_with_pending_requests();
+}
+
+TEST_F_TIMEOUT(races, class11_device_hot_removal, 100)
+{
+	ktap_header(1);
+	class11_device_hot_removal();
+}
+
+TEST_F_TIMEOUT(races, class12_multicast_concurrent_leave, 30)
+{
+	ktap_header(1);
+	class12_multicast_concurrent_leave();
+}
+
+TEST_F_TIMEOUT(races, class13_join_reply_fault, 30)
+{
+	ktap_header(1);
+	class13_join_reply_fault();
+}
+
+TEST_F_TIMEOUT(races, class14_multicast_on_non_ud_and_join_lifetime, 30)
+{
+	ktap_header(1);
+	class14_multicast_on_non_ud_and_join_lifetime();
+}
+
+TEST_F_TIMEOUT(races, class15_resolve_twice_vs_destroy, 30)
+{
+	ktap_header(1);
+	class15_resolve_twice_vs_destroy();
+}
+
+TEST_F_TIMEOUT(races, class16_wrong_state_ops_on_listener, 30)
+{
+	ktap_header(1);
+	class16_wrong_state_ops_on_listener();
+}
+
+TEST_F_TIMEOUT(races, class17_listen_vs_device_add_remove, 100)
+{
+	ktap_header(1);
+	class17_listen_vs_device_add_remove();
+}
+
+TEST_F_TIMEOUT(races, class18_repeated_route_resolution, 70)
+{
+	ktap_header(1);
+	class18_repeated_route_resolution();
+}
+
+TEST_F_TIMEOUT(races, class19_netevent_vs_cm_ids, 200)
+{
+	ktap_header(1);
+	class19_netevent_vs_cm_ids();
+}
+
+TEST_F_TIMEOUT(races, class20_synthesised_events_vs_migrate, 30)
+{
+	ktap_header(1);
+	class20_synthesised_events_vs_migrate();
+}
+
+TEST_F_TIMEOUT(races, class21_foreign_writer, 30)
+{
+	ktap_header(1);
+	class21_foreign_writer();
+}
+
+TEST_F_TIMEOUT(races, class22_error_path_leaks, 30)
+{
+	ktap_header(1);
+	class22_error_path_leaks();
+}
+
+TEST_F_TIMEOUT(races, class23_iw_handler_vs_destroy, 30)
+{
+	ktap_header(1);
+	class23_iw_handler_vs_destroy();
+}
+
+TEST_F_TIMEOUT(races, migrate_vs_source_close, 60)
+{
+	ktap_header(1);
+	migrate_vs_source_close();
+}
+
+TEST_F_TIMEOUT(races, join_vs_destroy_then_foreign_leave, 30)
+{
+	ktap_header(1);
+	join_vs_destroy_then_foreign_leave();
+}
+
+TEST_F_TIMEOUT(races, connect_request_vs_migrate_close, 30)
+{
+	ktap_header(1);
+	connect_request_vs_migrate_close();
+}
+
+TEST_F_TIMEOUT(races, get_event_wakeup_passed_on, 30)
+{
+	ktap_header(1);
+	get_event_wakeup_passed_on();
+}
+
+static void races_summary(void)
+{
+	if (getenv("RACE_STATS"))
+		printf("# the checks for leftovers after the cases took %.1f s\n",
+		       run->leak_check_seconds);
+}
+
+static void races_init(void)
 {
 	const char *it = getenv("RACE_ITERS");
-	unsigned int c;
-	int plan = 0;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGPIPE, SIG_IGN);
-	ucma_setup(UCMA_NEED_RXE | UCMA_NEED_SIW);
 	if (it && atoi(it) > 0)
 		iters = atoi(it);
+	/* Slower in proportion to the rounds beyond the default. */
+	if (iters > 200)
+		harness_scale_timeouts(iters, 200);
 	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
 	srand(1);
 	rxe = ucma_env.rxe;
 	siw = ucma_env.siw;
+	run = harness_shared(sizeof(*run));
+	run->next_port = 30000;
 	bad_ptr = mmap(NULL, 8 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	base_id = probe_id();
 	/* The first id is free, and so are the ones after it. */
-	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN)) {
-		printf("Bail out! ids %u..%u are not free at the start\n", base_id,
-		       base_id + ID_PROBE_MARGIN - 1);
-		return 1;
-	}
+	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN))
+		ucma_bail_out("ids %u..%u are not free at the start", base_id,
+			      base_id + ID_PROBE_MARGIN - 1);
 	if (!cm_id_listing_sees(&rxe))
-		return 1;
+		exit(1);
 	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
-	for (c = 0; c < ARRAY_SIZE(cases); c++)
-		plan += selected(argc, argv, cases[c].name);
-	ktap_header(plan);
 	printf("# %d iterations per race\n", iters);
-	for (c = 0; c < ARRAY_SIZE(cases); c++)
-		if (selected(argc, argv, cases[c].name))
-			cases[c].fn();
-	if (getenv("RACE_STATS"))
-		printf("# the checks for leftovers after the cases took %.1f s\n", leak_check_seconds);
-	return ktap_finish();
+	atexit(races_summary);
+}
+
+/* Usage: ucma_races [WORD...]: every case, or those whose name contains a WORD. */
+int main(int argc, char **argv)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return harness_main(argc, argv, UCMA_NEED_RXE | UCMA_NEED_SIW, races_init);
 }
