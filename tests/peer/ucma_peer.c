@@ -253,7 +253,7 @@ static int neigh_lladdr(const char *ip, const char *dev, char *mac)
  * RESOLVE_IP of the peer with no neighbour entry: the kernel asks by ARP
  * across the link, and the entry it learns holds the peer's MAC.
  */
-TEST_F_TIMEOUT(peer, neighbour_resolution, 240)
+TEST_F_TIMEOUT(peer, neighbour_resolution, 45)
 {
 	struct sockaddr_in a = ipv4(PEER_RXE_IP, 0);
 	char want[18] = "", got[18] = "";

@@ -2179,7 +2179,7 @@ TEST_F_TIMEOUT(races, class10_listener_destroy_with_pending_requests, 30)
 	class10_listener_destroy_with_pending_requests();
 }
 
-TEST_F_TIMEOUT(races, class11_device_hot_removal, 100)
+TEST_F_TIMEOUT(races, class11_device_hot_removal, 120)
 {
 	ktap_header(1);
 	class11_device_hot_removal();
