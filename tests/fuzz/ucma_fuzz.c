@@ -34,7 +34,9 @@
  *                  [-j threads] [-S]
  *        (needs RXE_IP, RXE_IP6, SIW_IP, SIW_IP6; -S: see spare_qpn())
  * Prints KTAP, the command mix, the events fetched by type, the success
- * shares, the guided flows' outcomes and one summary line.
+ * shares, the guided flows' outcomes and one summary line. On the kernel's
+ * kselftest_harness.h (tests/lib/harness.h): the run is one test,
+ * fuzz.run, its 8 cases a subtest.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -47,7 +49,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "ktap.h"
+#include "harness.h"
 #include "ucma_cmd.h"
 #include "verbs_qp.h"
 
@@ -1253,66 +1255,33 @@ static void print_mix(void)
 	}
 }
 
-int main(int argc, char **argv)
+/* The run's parameters (-s, -n, -t, -p), and the first free id at its start. */
+static unsigned long seed = 1, limit = 20000;
+static int seconds = 60, procs = 4;
+static uint32_t base;
+
+/* The run is one test of kselftest_harness.h, in a process of its own. */
+FIXTURE(fuzz) {};
+
+FIXTURE_SETUP(fuzz)
 {
-	const char *ri = getenv("RXE_IP"), *si = getenv("SIW_IP");
-	const char *ri6 = getenv("RXE_IP6"), *si6 = getenv("SIW_IP6");
-	unsigned long seed = 1, limit = 20000;
-	int seconds = 60, procs = 4, c, i, late = 0, left;
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+	ktap_group_end(_metadata);
+}
+
+/* Three times the debug kernel's run of 60 s (144 s); main() scales it with -t. */
+TEST_F_TIMEOUT(fuzz, run, 450)
+{
+	int i, late = 0, left;
 	pid_t pids[16], chaos_pid;
-	uint32_t base, taken;
+	uint32_t taken;
 	unsigned int probe_n;
 	int free_ok;
 	struct timespec t0, t1;
 
-	while ((c = getopt(argc, argv, "s:n:t:p:j:S")) != -1) {
-		switch (c) {
-		case 's':
-			seed = strtoul(optarg, NULL, 0);
-			break;
-		case 'n':
-			limit = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			seconds = atoi(optarg);
-			break;
-		case 'p':
-			procs = atoi(optarg) > 16 ? 16 : atoi(optarg);
-			break;
-		case 'j':
-			nthreads = atoi(optarg) > 8 ? 8 : atoi(optarg);
-			break;
-		case 'S':
-			shared_qps = 1;
-			break;
-		default:
-			return 2;
-		}
-	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!ri || !si || !ri6 || !si6) {
-		printf("Bail out! RXE_IP/SIW_IP/RXE_IP6/SIW_IP6 not set (run through scripts/vm-run)\n");
-		return 1;
-	}
-	rxe = ipv4(ri, 0);
-	siw = ipv4(si, 0);
-	rxe6.sin6_family = AF_INET6;
-	siw6.sin6_family = AF_INET6;
-	inet_pton(AF_INET6, ri6, &rxe6.sin6_addr);
-	inet_pton(AF_INET6, si6, &siw6.sin6_addr);
-	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	st->limit = limit;
-	base = probe_id();
-	/*
-	 * fuzz_no_cm_id_left reads rdma's listing: it must list nothing now
-	 * and one id once one is bound, or a broken tool (or a changed output
-	 * format) would read as "no id left".
-	 */
-	if (!cm_id_listing_sees(&rxe))
-		return 1;
-	if (system("ip link add vethf0 type veth peer name vethf1 && ip link set vethf0 up && ip link set vethf1 up"))
-		printf("# no spare veth: the chaos runs without it\n");
 	ktap_header(8);
 	printf("# seed %lu, %lu commands max, %d s max, %d processes x %d threads\n", seed, limit,
 	       seconds, procs, nthreads);
@@ -1369,5 +1338,60 @@ int main(int argc, char **argv)
 	reached_cases();
 	printf("fuzz: seed %lu, %lu commands (writes) in %.1f s, %d processes x %d threads\n", seed, total,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, procs, nthreads);
-	return ktap_finish();
+}
+
+static void fuzz_init(void)
+{
+	rxe = ucma_env.rxe;
+	siw = ucma_env.siw;
+	rxe6 = ucma_env.rxe6;
+	siw6 = ucma_env.siw6;
+	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	st->limit = limit;
+	base = probe_id();
+	/*
+	 * fuzz_no_cm_id_left reads rdma's listing: it must list nothing now
+	 * and one id once one is bound, or a broken tool (or a changed output
+	 * format) would read as "no id left".
+	 */
+	if (!cm_id_listing_sees(&rxe))
+		exit(1);
+	if (system("ip link add vethf0 type veth peer name vethf1 && ip link set vethf0 up && ip link set vethf1 up"))
+		printf("# no spare veth: the chaos runs without it\n");
+}
+
+int main(int argc, char **argv)
+{
+	int c;
+
+	while ((c = getopt(argc, argv, "s:n:t:p:j:S")) != -1) {
+		switch (c) {
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			limit = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			seconds = atoi(optarg);
+			break;
+		case 'p':
+			procs = atoi(optarg) > 16 ? 16 : atoi(optarg);
+			break;
+		case 'j':
+			nthreads = atoi(optarg) > 8 ? 8 : atoi(optarg);
+			break;
+		case 'S':
+			shared_qps = 1;
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (seconds > 60)
+		harness_scale_timeouts(seconds + 90, 150);
+	/* The harness gets no options: -t is the fuzzer's. */
+	return harness_main(1, argv, UCMA_NEED_RXE | UCMA_NEED_SIW | UCMA_NEED_RXE6 | UCMA_NEED_SIW6,
+			    fuzz_init);
 }

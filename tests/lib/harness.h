@@ -165,6 +165,8 @@ static inline int harness_main(int argc, char **argv, unsigned int need, void (*
 		setenv("KSFT_TAP_LEVEL", "1", 1);
 	}
 	ktap_indent = "    ";
+	/* The harness parses @av with getopt() again: from the start (a suite may have parsed its own). */
+	optind = 0;
 	return test_harness_run(n, av);
 }
 
