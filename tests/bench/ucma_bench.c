@@ -53,6 +53,16 @@ static void die(const char *what)
 	exit(1);
 }
 
+/* The device, or the bench stops: timing writes to a bad fd measures nothing. */
+static int bench_open(void)
+{
+	int fd = ucma_dev_open();
+
+	if (fd < 0)
+		die("open " UCMA_DEV);
+	return fd;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -138,7 +148,7 @@ static void bench_rtt(void)
 					.in = sizeof(struct rdma_ucm_query),
 					.out = sizeof(resp) } };
 	struct cmd_image bad;
-	int fd = ucma_dev_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	int fd = bench_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	uint32_t id;
 
 	if (null < 0)
@@ -211,7 +221,7 @@ static void *event_reader(void *arg)
  */
 static double events_per_s(int readers, int use_poll, long total)
 {
-	struct event_run r = { .fd = ucma_dev_open(), .total = total, .use_poll = use_poll };
+	struct event_run r = { .fd = bench_open(), .total = total, .use_poll = use_poll };
 	pthread_t w, rd[8];
 	uint64_t t0, ns;
 
@@ -238,7 +248,7 @@ static double events_per_s(int readers, int use_poll, long total)
 static double events_same_thread(long total)
 {
 	struct rdma_ucm_event_resp ev;
-	int fd = ucma_dev_open();
+	int fd = bench_open();
 	uint64_t t0;
 	uint32_t id;
 
@@ -307,14 +317,14 @@ static void bench_memory(void)
 
 	for (unsigned int i = 0; i < ARRAY_SIZE(counts); i++) {
 		before = settled_kernel_bytes();
-		fd = ucma_dev_open();
+		fd = bench_open();
 		create_ids(fd, counts[i]);
 		snprintf(figure, sizeof(figure), "memory.per_id_%ldk", counts[i] / 1000);
 		report(figure, (double)(settled_kernel_bytes() - before) / counts[i], "bytes");
 		close(fd);
 	}
 	before = settled_kernel_bytes();
-	fd = ucma_dev_open();
+	fd = bench_open();
 	if (create_id(fd, 1, RDMA_PS_TCP, &id))
 		die("CREATE_ID");
 	for (long i = 0; i < events; i++)
@@ -348,7 +358,7 @@ static void bench_scaling(void)
 	uint64_t t0;
 
 	/* One file: live ids added in steps. */
-	fds[0] = ucma_dev_open();
+	fds[0] = bench_open();
 	for (unsigned int i = 0; i < ARRAY_SIZE(live) && live[i] <= max; i++) {
 		create_ids(fds[0], live[i] - have);
 		have = live[i];
@@ -362,7 +372,7 @@ static void bench_scaling(void)
 
 	/* Four files, a quarter of the live ids on each; the pairs on the first. */
 	for (int f = 0; f < 4; f++)
-		fds[f] = ucma_dev_open();
+		fds[f] = bench_open();
 	have = 0;
 	for (unsigned int i = 0; i < ARRAY_SIZE(live) && live[i] <= max; i++) {
 		for (int f = 0; f < 4; f++)
@@ -376,7 +386,7 @@ static void bench_scaling(void)
 
 	/* Closing a file of N ids. */
 	for (unsigned int i = 2; i < ARRAY_SIZE(live) - 1 && live[i] < max; i++) {
-		int fd = ucma_dev_open();
+		int fd = bench_open();
 
 		create_ids(fd, live[i]);
 		t0 = now_ns();
@@ -395,7 +405,7 @@ static void bench_resolve(void)
 	struct rdma_ucm_event_resp ev;
 	uint32_t *ids = calloc(n, sizeof(*ids));
 	struct sockaddr_in a;
-	int fd = ucma_dev_open();
+	int fd = bench_open();
 	uint64_t t0;
 
 	if (!ids || !ip) {
@@ -493,7 +503,7 @@ static void bench_allocs(void)
 	struct rdma_ucm_event_resp ev;
 	struct sockaddr_in a;
 	uint32_t *ids = calloc(n, sizeof(*ids));
-	int fd = ucma_dev_open();
+	int fd = bench_open();
 
 	if (!ids || !ip) {
 		errno = ENOENT;

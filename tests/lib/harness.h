@@ -114,6 +114,11 @@ static inline int harness_main(int argc, char **argv, unsigned int need, void (*
 		for (v = f->variant ?: &none; v; v = v->next)
 			for (t = f->tests; t; t = t->next)
 				tests++;
+	/*
+	 * Line-buffered even into a file (differential.sh): an ASSERT ends
+	 * the test with abort(), which does not flush stdio.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	av = calloc(argc + 2 * tests + 3, sizeof(*av));
 	if (!av)
 		ucma_bail_out("out of memory");
