@@ -87,6 +87,32 @@ static inline void harness_scale_timeouts(long num, long den)
 			t->timeout = (int)((long)t->timeout * num / den);
 }
 
+/* Each test's own function, which harness_named_group() calls. */
+static struct harness_group_fn {
+	struct __test_metadata *t;
+	void (*fn)(struct __test_metadata *t, struct __fixture_variant_metadata *v);
+} *harness_group_fns;
+static int harness_group_count;
+
+/*
+ * Every test's function, in the test's own process: names the group for
+ * its "# Subtest:" line (the name of the harness's result line for it),
+ * then runs the test.
+ */
+static void harness_named_group(struct __test_metadata *t, struct __fixture_variant_metadata *v)
+{
+	int i;
+
+	snprintf(ktap_subtest, sizeof(ktap_subtest), "%s%s%s.%s", t->fixture->name,
+		 v->name[0] ? "." : "", v->name, t->name);
+	for (i = 0; i < harness_group_count; i++)
+		if (harness_group_fns[i].t == t) {
+			harness_group_fns[i].fn(t, v);
+			return;
+		}
+	ucma_bail_out("test %s has no function", ktap_subtest);
+}
+
 /* Whether option @o of the harness (test_harness_run()) takes an argument. */
 static inline int harness_opt_has_arg(const char *o)
 {
@@ -120,8 +146,15 @@ static inline int harness_main(int argc, char **argv, unsigned int need, void (*
 	 */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	av = calloc(argc + 2 * tests + 3, sizeof(*av));
-	if (!av)
+	harness_group_fns = calloc(tests, sizeof(*harness_group_fns));
+	if (!av || !harness_group_fns)
 		ucma_bail_out("out of memory");
+	for (f = __fixture_list; f; f = f->next)
+		for (t = f->tests; t; t = t->next) {
+			harness_group_fns[harness_group_count].t = t;
+			harness_group_fns[harness_group_count++].fn = t->fn;
+			t->fn = harness_named_group;
+		}
 	av[n++] = argv[0];
 	for (i = 1; i < argc; i++) {
 		if (argv[i][0] == '-') {

@@ -12,6 +12,7 @@
  * failed or the count is not the plan:
  *   #  RUN           cmds.events ...
  *       KTAP version 1
+ *       # Subtest: cmds.events
  *       1..20
  *       ok 1 get_event_empty_nonblock_eagain
  *       ...
@@ -38,6 +39,8 @@ static int ktap_n, ktap_pass, ktap_fail, ktap_skip;
 static int ktap_plan = -1;
 /* Indentation of the case lines: "    " under the harness (tests/lib/harness.h). */
 static const char *ktap_indent = "";
+/* A group's name ("fixture[.variant].test"), for its "# Subtest:" line. */
+static char ktap_subtest[256];
 /* The reason of the first skipped case, for a group that skipped all. */
 static char ktap_skip_why[200];
 static struct timespec ktap_t0;
@@ -129,12 +132,19 @@ static inline uint32_t ktap_norm_id(uint32_t id)
 	return t->n;
 }
 
-/* The version line and the plan: call before the first case. */
+/*
+ * The version line, a group's "# Subtest:" line (on the harness: the name
+ * its result line will have, so that kunit.py tells a group cut short from
+ * one that ran its plan) and the plan: call before the first case.
+ */
 static inline void ktap_header(int plan)
 {
 	ktap_plan = plan;
 	clock_gettime(CLOCK_MONOTONIC, &ktap_t0);
-	printf("%sKTAP version 1\n%s1..%d\n", ktap_indent, ktap_indent, plan);
+	printf("%sKTAP version 1\n", ktap_indent);
+	if (ktap_subtest[0])
+		printf("%s# Subtest: %s\n", ktap_indent, ktap_subtest);
+	printf("%s1..%d\n", ktap_indent, plan);
 	fflush(stdout);
 }
 
