@@ -455,6 +455,8 @@ impl Harness {
     /// context id, its other fields valid (as for `foreign`), answers ENXIO;
     /// DESTROY_ID still works and counts the two delivered events.
     fn zombie(&mut self) {
+        // Leftovers of a run killed by a timeout go first.
+        sh("rdma link delete rxez 2>/dev/null; ip link delete vethz0 2>/dev/null; true");
         let id = if sh(ZOMBIE_UP) {
             self.create(false, RDMA_PS_UDP)
         } else {
