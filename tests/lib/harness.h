@@ -42,7 +42,8 @@ static inline void ktap_group_end(struct __test_metadata *_metadata)
 		_metadata->exit_code = KSFT_FAIL;
 		return;
 	}
-	printf("# %s: %d cases: %d passed, %d failed, %d skipped in %.1f s\n", _metadata->name,
+	printf("# %s: %d cases: %d passed, %d failed, %d skipped in %.1f s\n",
+	       ktap_subtest[0] ? ktap_subtest : _metadata->name,
 	       ktap_n, ktap_pass, ktap_fail, ktap_skip, ktap_seconds());
 	if (ktap_n != ktap_plan) {
 		snprintf(why, len, "planned %d cases, ran %d", ktap_plan, ktap_n);

@@ -16,7 +16,7 @@
  *       1..20
  *       ok 1 get_event_empty_nonblock_eagain
  *       ...
- *   # events: 20 cases: 20 passed, 0 failed, 0 skipped in 0.4 s
+ *   # cmds.events: 20 cases: 20 passed, 0 failed, 0 skipped in 0.4 s
  *   #            OK  cmds.events
  *   ok 2 cmds.events
  * A suite of its own (not on the harness) prints the same lines unindented
