@@ -869,12 +869,7 @@ static void failnth_init(void)
 	is_c = (getenv("UCMA_MODULE") && !strcmp(getenv("UCMA_MODULE"), "c")) || c_module_loaded();
 	run = harness_shared(sizeof(*run));
 	run->next_port = 20000;
-	base_id = probe_id();
-	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN))
-		ucma_bail_out("ids %u..%u are not free at the start", base_id,
-			      base_id + ID_PROBE_MARGIN - 1);
-	if (!cm_id_listing_sees(&rxe))
-		exit(1);
+	base_id = start_ids_free(&rxe, ID_PROBE_MARGIN);
 	atexit(failnth_summary);
 }
 

@@ -469,6 +469,22 @@ static inline int cm_id_listing_sees(const struct sockaddr_in *addr)
 	return 1;
 }
 
+/*
+ * A suite's start, for its leftover checks: the lowest free id, with the
+ * @margin ids from it free too, and rdma's listing able to see an id bound
+ * to @addr. Bails out (exits) otherwise; returns the first id.
+ */
+static inline uint32_t start_ids_free(const struct sockaddr_in *addr, unsigned int margin)
+{
+	uint32_t base = probe_id();
+
+	if (base == ~0u || !ids_free_from(base, margin))
+		ucma_bail_out("ids %u..%u are not free at the start", base, base + margin - 1);
+	if (!cm_id_listing_sees(addr))
+		exit(1);
+	return base;
+}
+
 /* listed_cm_ids(), once it is 0 or @ms have passed (deferred teardown). */
 static inline int listed_cm_ids_after(int ms)
 {

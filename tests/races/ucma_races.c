@@ -2308,13 +2308,7 @@ static void races_init(void)
 	run = harness_shared(sizeof(*run));
 	run->next_port = 30000;
 	bad_ptr = mmap(NULL, 8 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	base_id = probe_id();
-	/* The first id is free, and so are the ones after it. */
-	if (base_id == ~0u || !ids_free_from(base_id, ID_PROBE_MARGIN))
-		ucma_bail_out("ids %u..%u are not free at the start", base_id,
-			      base_id + ID_PROBE_MARGIN - 1);
-	if (!cm_id_listing_sees(&rxe))
-		exit(1);
+	base_id = start_ids_free(&rxe, ID_PROBE_MARGIN);
 	sched_getaffinity(0, sizeof(all_cpus), &all_cpus);
 	printf("# %d iterations per race\n", iters);
 	atexit(races_summary);
