@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "harness.h"
@@ -317,6 +318,20 @@ static long t_get_event(struct setup *s)
 	return get_event(s->fd, &ev, sizeof(ev));
 }
 
+/*
+ * GET_EVENT after the first touch of a page this process never wrote: the
+ * page fault is a fault point of its own (sweep() makes it none).
+ */
+static long t_get_event_first_touch(struct setup *s)
+{
+	static char untouched[1 << 16];
+
+	untouched[1 << 15] = 1;
+	/* the store is kept: the array may be read through the pointer */
+	asm volatile("" : : "r"(untouched) : "memory");
+	return t_get_event(s);
+}
+
 static long t_get_option(struct setup *s)
 {
 	return cmd(s->fd, RDMA_USER_CM_CMD_GET_OPTION, NULL, 0, 0);
@@ -588,6 +603,11 @@ FIXTURE_VARIANT_ADD(failnth, get_event)
 	.sc = { "get_event", s_event_queued, t_get_event, 0 },
 };
 
+FIXTURE_VARIANT_ADD(failnth, get_event_first_touch)
+{
+	.sc = { "get_event_first_touch", s_event_queued, t_get_event_first_touch, 0 },
+};
+
 FIXTURE_VARIANT_ADD(failnth, get_option)
 {
 	.sc = { "get_option", s_files, t_get_option, 0 },
@@ -719,6 +739,18 @@ static void sweep(const struct scenario *sc, uint32_t base_id, int nth_fd)
 	 * any report of a slab or page allocation failure is one too many;
 	 * the user copies stay quiet there.
 	 */
+	/*
+	 * fail-nth counts every fault point this task reaches, its own page
+	 * faults too: the first touch of a page in the armed window (a stack
+	 * frame deeper than before, a page the fork left copy-on-write) fails
+	 * the page allocation, the kernel reports it and retries the fault,
+	 * and the command then succeeds. Every page this process maps, now
+	 * and later, is made present and its own before any run.
+	 */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
+		ktap_result(0, sc->name, "mlockall: %s", strerror(errno));
+		return;
+	}
 	kfd = kmsg_open(1);
 	if (kfd < 0 || ((sc->flags & NOWARN) && set_knob(FAIL_USERCOPY_VERBOSE, "0")))
 		nowarn_ok = 0;
