@@ -26,6 +26,9 @@
 #   make mutants          the kept one-line faults (tests/mutants/*.patch):
 #                         each built and booted with the suite that must
 #                         catch it; a table of caught/survived
+#   make coverage         which functions of ucma_rs the VM suites reach:
+#                         KCOV on the debug kernel, one boot
+#                         (scripts/coverage; SUITES= names some)
 #   make fmt / fmt-check  rustfmt with the kernel's config
 
 KERNEL ?= default
@@ -72,7 +75,7 @@ INSTALL_MOD_PATH ?=
 MODPROBE_D = $(INSTALL_MOD_PATH)/etc/modprobe.d
 
 .PHONY: all help modules kdir-check modules_install uninstall provider-ucma-rs provider-rdma-ucm clean run check \
-	host-test vm-test fmt fmt-check setup bench mutants
+	host-test vm-test fmt fmt-check setup bench mutants coverage
 
 all: modules
 
@@ -129,6 +132,9 @@ check:
 
 mutants:
 	scripts/mutants --kernel $(KERNEL)
+
+coverage:
+	scripts/coverage $(SUITES)
 
 bench:
 	scripts/bench --rounds $(or $(BENCH_ROUNDS),5)

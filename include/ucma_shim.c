@@ -4,6 +4,7 @@
  */
 #include <linux/device.h>
 #include <linux/fs.h>
+#include <linux/kcov.h>
 #include <linux/kernel.h>
 #include <linux/memcontrol.h>
 #include <linux/namei.h>
@@ -259,4 +260,43 @@ void ucma_shim_path_opa_to_ib(struct sa_path_rec *dest, struct sa_path_rec *src)
 void ucma_shim_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src)
 {
 	sa_convert_path_ib_to_opa(dest, src);
+}
+
+u64 ucma_shim_kcov_common_handle(void)
+{
+#ifdef CONFIG_KCOV
+	return kcov_common_handle().val;
+#else
+	return 0;
+#endif
+}
+
+#ifdef CONFIG_KCOV
+static bool ucma_kcov_collecting(void)
+{
+	return (READ_ONCE(current->kcov_mode) & ~KCOV_IN_CTXSW) != KCOV_MODE_DISABLED;
+}
+#endif
+
+bool ucma_shim_kcov_remote_start(u64 handle)
+{
+#ifdef CONFIG_KCOV
+	/*
+	 * kcov_remote_start() warns in a task that collects already (its own
+	 * KCOV_ENABLE, or a section around this one): that task's coverage
+	 * goes where it goes already.
+	 */
+	if (!handle || !in_task() || ucma_kcov_collecting())
+		return false;
+	kcov_remote_start_common((struct kcov_common_handle_id){ .val = handle });
+	/* Not collecting: no collector has the handle (any more). */
+	return ucma_kcov_collecting();
+#else
+	return false;
+#endif
+}
+
+void ucma_shim_kcov_remote_stop(void)
+{
+	kcov_remote_stop();
 }

@@ -133,4 +133,28 @@ void ucma_shim_path_opa_to_ib(struct sa_path_rec *dest, struct sa_path_rec *src)
 /** ucma_shim_path_ib_to_opa() - sa_convert_path_ib_to_opa() */
 void ucma_shim_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src);
 
+/**
+ * ucma_shim_kcov_common_handle() - kcov_common_handle() of the current task
+ *
+ * Return: the KCOV common handle the task inherited from a coverage
+ * collector (KCOV_REMOTE_ENABLE, Documentation/dev-tools/kcov.rst), 0 when
+ * it has none or the kernel has no CONFIG_KCOV.
+ */
+u64 ucma_shim_kcov_common_handle(void);
+/**
+ * ucma_shim_kcov_remote_start() - start a remote coverage section
+ * @handle: a handle from ucma_shim_kcov_common_handle(), or 0
+ *
+ * Starts nothing (and returns false) for handle 0, outside task context,
+ * in a task that collects coverage already, or when no collector has the
+ * handle.
+ *
+ * Context: task context, may sleep (kcov allocates the section's buffer).
+ * Return: true if a section started; end it with
+ * ucma_shim_kcov_remote_stop() on the same task.
+ */
+bool ucma_shim_kcov_remote_start(u64 handle);
+/** ucma_shim_kcov_remote_stop() - kcov_remote_stop(): ends the section started on this task */
+void ucma_shim_kcov_remote_stop(void);
+
 #endif /* UCMA_SHIM_H */

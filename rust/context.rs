@@ -55,6 +55,7 @@ use crate::{
         EventList, //
     },
     id_table::Reservation,
+    kcov::KcovHandle,
     marshal::event_resp,
     memcg::{
         GFP_ACCOUNTED,
@@ -242,6 +243,9 @@ pub(crate) struct Context {
     joins: Atomic<u32>,
     /// Set once the rdma_cm id is closed: lookups answer `ENXIO`.
     closed: Atomic<bool>,
+    /// Its file's opener's KCOV handle (the file it was created on): the
+    /// coverage of its event handler and close work goes to that collector.
+    kcov: KcovHandle,
     /// Teardown after a device removal, run on the close workqueue.
     #[pin]
     close_work: Work<Context>,
@@ -273,6 +277,7 @@ impl WorkItem for Context {
     type Pointer = Arc<Context>;
 
     fn run(this: Arc<Context>) {
+        let _coverage = this.kcov.section();
         this.close();
     }
 }
@@ -286,6 +291,7 @@ impl Context {
         cm_id: CmId<Context>,
         id_state: IdState,
     ) -> impl PinInit<Self, Error> {
+        let kcov = file.kcov;
         try_pin_init!(Context {
             id,
             qp_type,
@@ -306,6 +312,7 @@ impl Context {
             id_state: Atomic::new(id_state as i32),
             joins: Atomic::new(0),
             closed: Atomic::new(false),
+            kcov,
             close_work <- kernel::new_work!("Context::close_work"),
             links <- ListLinks::new(),
             list_tracker <- AtomicTracker::new(),
@@ -726,6 +733,11 @@ impl Context {
 
 impl CmHandler for Context {
     type Join = Multicast;
+
+    /// The handler's coverage goes to the collector of the file's opener.
+    fn enter_handler(ctx: ArcBorrow<'_, Context>) -> impl Sized {
+        ctx.kcov.section()
+    }
 
     /// The event handler (not for connect requests), under the id's handler lock.
     fn event(ctx: ArcBorrow<'_, Context>, id: &RdmaCmId, ev: &CmEvent<'_, Context>) {

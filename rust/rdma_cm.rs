@@ -294,6 +294,15 @@ pub(crate) trait CmHandler: Send + Sync + Sized {
         req: ConnectRequest<Self>,
         ev: &CmEvent<'_, Self>,
     ) -> Result;
+
+    /// Called first in the event handler of an id whose object is `this`
+    /// (for a connect request: the listener's), before [`Self::event`] or
+    /// [`Self::connect_request`]; what it returns is dropped when the
+    /// handler returns. For what spans the whole handler (a coverage
+    /// section, for instance). Runs where those two run.
+    fn enter_handler(this: ArcBorrow<'_, Self>) -> impl Sized {
+        let _ = this;
+    }
 }
 
 /// An `rdma_cm_id`: memory that rdma_cm writes while its user reads it (its
@@ -1235,6 +1244,7 @@ unsafe extern "C" fn cm_event_handler<H: CmHandler>(
     // SAFETY: a non-null context is an `Arc<H>` owned by the id (the
     // listener's, for a connect request's new id), alive while the handler runs.
     let this: ArcBorrow<'_, H> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
+    let _entered = H::enter_handler(this);
     // SAFETY: `event` is valid for the duration of the handler.
     let ev = unsafe { &*event };
     let ev = CmEvent {

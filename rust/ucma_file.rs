@@ -63,6 +63,7 @@ use crate::{
         Event,
         EventList, //
     },
+    kcov::KcovHandle,
     marshal,
     memcg::{
         MemCgroup,
@@ -270,6 +271,9 @@ pub(crate) struct UcmaFile {
     /// The opener's memory cgroup: what the event handler allocates for
     /// this file is charged to it.
     memcg: MemCgroup,
+    /// The opener's KCOV handle: the coverage of what runs for this file's
+    /// ids in rdma_cm's workers goes to the opener's collector, if any.
+    pub(crate) kcov: KcovHandle,
     /// Woken whenever an event is queued; GET_EVENT and `poll()` wait on it.
     #[pin]
     poll_wait: PollCondVar,
@@ -369,6 +373,7 @@ impl UcmaFile {
                 has_events: Atomic::new(false),
                 events_delivered: Atomic::new(0),
                 memcg: MemCgroup::of_current(),
+                kcov: KcovHandle::of_current(),
                 poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
             }),
             GFP_ACCOUNTED,
@@ -1029,10 +1034,12 @@ impl MiscDevice for UcmaFile {
     }
 
     fn open(_file: &File) -> Result<Arc<Self>> {
+        let _coverage = KcovHandle::of_current().section();
         UcmaFile::new()
     }
 
     fn release(state: Arc<Self>, _file: &File) {
+        let _coverage = KcovHandle::of_current().section();
         state.release();
     }
 
@@ -1045,6 +1052,7 @@ impl MiscDevice for UcmaFile {
         buf: UserPtr,
         len: usize,
     ) -> Result<usize> {
+        let _coverage = KcovHandle::of_current().section();
         if !may_write {
             return Err(EACCES);
         }
@@ -1065,6 +1073,7 @@ impl MiscDevice for UcmaFile {
     }
 
     fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
+        let _coverage = KcovHandle::of_current().section();
         state.poll(file, table)
     }
 
@@ -1072,6 +1081,7 @@ impl MiscDevice for UcmaFile {
     /// delivered events, its multicast joins, and each listener's backlog
     /// (format: Documentation/usage.rst). O(ids), under the file's lock.
     fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile) {
+        let _coverage = KcovHandle::of_current().section();
         let inner = state.lock();
         let mut by_state = [0u64; IdState::ALL.len()];
         let (mut ids, mut joins, mut queued) = (0u64, 0u64, 0u64);

@@ -38,6 +38,7 @@ mod abi_check;
 mod context;
 mod event;
 mod id_table;
+mod kcov;
 mod marshal;
 mod memcg;
 mod misc_device;

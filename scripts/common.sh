@@ -70,7 +70,8 @@ kernel_dir() {
 # libraries it links beyond libc; the binaries go to tests/build/<name>.
 C_TESTS=(abi/ucma_abi abi/ucma_cmds abi/ucma_efault abi/ucma_diff scale/ucma_scale
 	limits/ucma_limits races/ucma_races:-libverbs peer/ucma_peer:-libverbs
-	fail-nth/ucma_failnth fail-nth/ucma_handler_faults fuzz/ucma_fuzz:-libverbs)
+	fail-nth/ucma_failnth fail-nth/ucma_handler_faults fuzz/ucma_fuzz:-libverbs
+	coverage/ucma_kcov)
 
 # The kernel source of build tree $1: its "source" link (a build with O=,
 # as scripts/build-kernel makes), the tree itself (an in-tree build), or

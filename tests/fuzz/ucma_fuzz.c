@@ -30,8 +30,25 @@
  * and JOIN succeeded within FLOOR_* and CEIL_* percent of the time. The
  * splat gate and kmemleak of scripts/guest-init do the rest.
  *
+ * Coverage-guided on a CONFIG_KCOV kernel (the debug kernel) with ucma_rs
+ * loaded: each thread runs programs of PROG_OPS ops from a seed, and
+ * collects the coverage of ucma_rs that its commands reach (a KCOV remote
+ * collector of its own; the event handlers of a worker's files go to the
+ * worker's, tests/lib/kcov_remote.h). A program that reached a point no
+ * program reached before is kept in a corpus shared by all workers; half
+ * the programs replay a kept one and go on from where it left the ids
+ * (its seeds, then a fresh seed's ops). Prints the points reached, the
+ * corpus and how many of its programs came from replays; the case
+ * fuzz_coverage_guided checks that points were collected and programs
+ * kept. Elsewhere (no KCOV, or the C module) the programs are all fresh
+ * and that case is skipped. With UCMA_KCOV_MORE=file (tests/vm/
+ * coverage-run sets it) the points reached are appended to that file as
+ * SYMBOL+0xOFFSET lines: the fuzzer's own collectors take its coverage
+ * from any collector above it.
+ *
  * Usage: ucma_fuzz [-s seed] [-n commands] [-t seconds] [-p procs]
- *                  [-j threads] [-S]
+ *                  [-j threads] [-S] [-G]
+ *        (-G: programs unguided even where KCOV is)
  *        (needs RXE_IP, RXE_IP6, SIW_IP, SIW_IP6; -S: see spare_qpn())
  * Prints KTAP, the command mix, the events fetched by type, the success
  * shares, the guided flows' outcomes and one summary line. On the kernel's
@@ -50,6 +67,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "kcov_remote.h"
 #include "ucma_cmd.h"
 #include "verbs_qp.h"
 
@@ -100,6 +118,11 @@ static const unsigned int weights[NOPS] = {
 struct stats {
 	unsigned long done, limit;
 	unsigned long ops[NOPS], ok[NOPS], ns[NOPS];
+	/*
+	 * Those of programs that replayed none (all of them, unguided): the
+	 * success shares are of these, the mix the unguided fuzzer measured.
+	 */
+	unsigned long fresh_ops[NOPS], fresh_ok[NOPS];
 	unsigned long errnos[NOPS][MAX_ERRNO + 1];
 	unsigned long events[NEV + 1];
 	/* Guided flows by device (rxe, siw) and family (IPv4, IPv6, AF_IB). */
@@ -114,6 +137,39 @@ struct stats {
 };
 
 static struct stats *st;
+
+/* --- coverage guidance (see the top) --- */
+#define PROG_OPS 16
+#define PROG_SEGS 4
+#define CORPUS_MAX 1024
+#define COV_CAP (1UL << 16)
+/* A collector's buffer (a program's commands) and its sections' (one command). */
+#define COV_WORDS (1UL << 17)
+#define COV_SECTION_WORDS (1U << 14)
+
+/* A program: its segments' ops, each segment's from its own seed. */
+struct prog {
+	unsigned int nseg;
+	struct {
+		uint64_t seed;
+		unsigned int ops;
+	} seg[PROG_SEGS];
+};
+
+/* Shared by all processes (MAP_SHARED). */
+struct corpus {
+	unsigned long n, kept_fresh, kept_replayed, runs_fresh, runs_replayed;
+	struct prog prog[CORPUS_MAX];
+};
+
+static int guided;		/* KCOV and ucma_rs: programs are guided */
+static __thread int in_replay;	/* this thread's program replays a kept one */
+static int unguided;		/* -G */
+static struct corpus *corpus;
+static struct kcov_set *cov;	/* the points any program reached */
+static struct kcov_collector proc_cov; /* the worker's: its files' handlers */
+static pthread_mutex_t proc_cov_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static time_t deadline;
 static int nthreads = 3;
 static struct sockaddr_in rxe, siw;
@@ -1001,6 +1057,11 @@ static void record(int op, long ret, int e, uint64_t ns)
 		st->slowest_op = op;
 	__atomic_add_fetch(&st->ops[op], 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&st->ns[op], ns, __ATOMIC_RELAXED);
+	if (!in_replay) {
+		__atomic_add_fetch(&st->fresh_ops[op], 1, __ATOMIC_RELAXED);
+		if (ret == 0)
+			__atomic_add_fetch(&st->fresh_ok[op], 1, __ATOMIC_RELAXED);
+	}
 	if (ret == 0) {
 		__atomic_add_fetch(&st->ok[op], 1, __ATOMIC_RELAXED);
 		return;
@@ -1019,14 +1080,20 @@ static void record(int op, long ret, int e, uint64_t ns)
 
 static uint64_t worker_seed;
 
-static void *worker_thread(void *arg)
+static void count_new(uint64_t pc, void *arg)
 {
-	uint64_t state = worker_seed * 7919 + (uintptr_t)arg + 1, *r = &state;
+	*(unsigned long *)arg += kcov_set_add(cov, pc);
+}
 
-	thr_idx = (uintptr_t)arg;
+/* Runs @n ops from @seed; 0 when the command budget or the time ran out. */
+static int run_ops(uint64_t seed, unsigned int n)
+{
+	uint64_t state = seed, *r = &state;
 
-	while (time(NULL) < deadline &&
-	       __atomic_add_fetch(&st->done, 1, __ATOMIC_RELAXED) <= st->limit) {
+	while (n--) {
+		if (time(NULL) >= deadline ||
+		    __atomic_add_fetch(&st->done, 1, __ATOMIC_RELAXED) > st->limit)
+			return 0;
 		int op = pick_op(r);
 		uint64_t t0 = now_ns();
 		long ret = do_op(r, op);
@@ -1034,6 +1101,70 @@ static void *worker_thread(void *arg)
 
 		record(op, ret, e, now_ns() - t0);
 	}
+	return 1;
+}
+
+/*
+ * The next program: fresh, or (guided, half the time, once the corpus has
+ * programs) a kept one replayed and continued with a fresh segment.
+ */
+static int next_prog(uint64_t *r, struct prog *p)
+{
+	unsigned long n = guided ? __atomic_load_n(&corpus->n, __ATOMIC_ACQUIRE) : 0;
+	int replay = n && (next_rand(r) & 1);
+
+	if (replay) {
+		*p = corpus->prog[next_rand(r) % (n < CORPUS_MAX ? n : CORPUS_MAX)];
+		if (p->nseg >= PROG_SEGS)
+			p->nseg = PROG_SEGS - 1;
+	} else {
+		p->nseg = 0;
+	}
+	p->seg[p->nseg].seed = next_rand(r);
+	p->seg[p->nseg++].ops = PROG_OPS;
+	return replay;
+}
+
+static void *worker_thread(void *arg)
+{
+	uint64_t state = worker_seed * 7919 + (uintptr_t)arg + 1, *r = &state;
+	struct kcov_collector own;
+	unsigned long fresh_points;
+	unsigned int i;
+	struct prog p;
+	int replay, more = 1;
+
+	thr_idx = (uintptr_t)arg;
+	/* This thread's commands: a collector of its own (its tid, unique). */
+	if (guided && kcov_open(&own, (uint32_t)syscall(SYS_gettid), COV_WORDS, COV_SECTION_WORDS))
+		printf("# thread %u: no KCOV collector: %s\n", thr_idx, strerror(errno));
+	while (more) {
+		in_replay = replay = next_prog(r, &p);
+		for (i = 0; i < p.nseg && more; i++)
+			more = run_ops(p.seg[i].seed, p.seg[i].ops);
+		if (!guided)
+			continue;
+		fresh_points = 0;
+		if (own.fd >= 0 && own.area)
+			kcov_drain(&own, count_new, &fresh_points);
+		pthread_mutex_lock(&proc_cov_lock);
+		if (proc_cov.area)
+			kcov_drain(&proc_cov, count_new, &fresh_points);
+		pthread_mutex_unlock(&proc_cov_lock);
+		__atomic_add_fetch(replay ? &corpus->runs_replayed : &corpus->runs_fresh, 1,
+				   __ATOMIC_RELAXED);
+		if (fresh_points) {
+			unsigned long k = __atomic_fetch_add(&corpus->n, 1, __ATOMIC_ACQ_REL);
+
+			if (k < CORPUS_MAX) {
+				corpus->prog[k] = p;
+				__atomic_add_fetch(replay ? &corpus->kept_replayed : &corpus->kept_fresh,
+						   1, __ATOMIC_RELAXED);
+			}
+		}
+	}
+	if (guided)
+		kcov_close(&own);
 	return NULL;
 }
 
@@ -1045,6 +1176,12 @@ static void worker(uint64_t seed, int idx)
 	worker_seed = seed;
 	proc_idx = idx;
 	open_devices();
+	/*
+	 * Before the files: the handlers of their ids report to the opener's
+	 * collector, which the threads drain too.
+	 */
+	if (guided && kcov_open(&proc_cov, (uint32_t)getpid(), COV_WORDS, COV_SECTION_WORDS))
+		printf("# process %d: no KCOV collector: %s\n", idx, strerror(errno));
 	for (i = 0; i < NFDS; i++)
 		fds[i] = open(DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 	for (i = 0; i < NIDS; i++)
@@ -1186,10 +1323,14 @@ static double share(unsigned long ok, unsigned long n)
 /* The guided flows' outcomes, and the cases that fail when they got nowhere. */
 static void reached_cases(void)
 {
-	unsigned long jo = st->ok[RDMA_USER_CM_CMD_JOIN_IP_MCAST] + st->ok[RDMA_USER_CM_CMD_JOIN_MCAST];
-	unsigned long jn = st->ops[RDMA_USER_CM_CMD_JOIN_IP_MCAST] + st->ops[RDMA_USER_CM_CMD_JOIN_MCAST];
-	double c = share(st->ok[RDMA_USER_CM_CMD_CONNECT], st->ops[RDMA_USER_CM_CMD_CONNECT]);
-	double a = share(st->ok[RDMA_USER_CM_CMD_ACCEPT], st->ops[RDMA_USER_CM_CMD_ACCEPT]);
+	unsigned long jo = st->fresh_ok[RDMA_USER_CM_CMD_JOIN_IP_MCAST] +
+			   st->fresh_ok[RDMA_USER_CM_CMD_JOIN_MCAST];
+	unsigned long jn = st->fresh_ops[RDMA_USER_CM_CMD_JOIN_IP_MCAST] +
+			   st->fresh_ops[RDMA_USER_CM_CMD_JOIN_MCAST];
+	double c = share(st->fresh_ok[RDMA_USER_CM_CMD_CONNECT],
+			 st->fresh_ops[RDMA_USER_CM_CMD_CONNECT]);
+	double a = share(st->fresh_ok[RDMA_USER_CM_CMD_ACCEPT],
+			 st->fresh_ops[RDMA_USER_CM_CMD_ACCEPT]);
 	char why[512] = "";
 	int d, f, all = 1;
 
@@ -1227,14 +1368,49 @@ static void reached_cases(void)
 		    ESTABLISHED_MIN_PCT, FLOWS_MIN);
 	ktap_result(c >= FLOOR_CONNECT && c <= CEIL_CONNECT, "fuzz_connect_share",
 		    "CONNECT succeeded %.1f%% of %lu, want %d to %d%%", c,
-		    st->ops[RDMA_USER_CM_CMD_CONNECT], FLOOR_CONNECT, CEIL_CONNECT);
+		    st->fresh_ops[RDMA_USER_CM_CMD_CONNECT], FLOOR_CONNECT, CEIL_CONNECT);
 	ktap_result(a >= FLOOR_ACCEPT && a <= CEIL_ACCEPT, "fuzz_accept_share",
 		    "ACCEPT succeeded %.1f%% of %lu, want %d to %d%%", a,
-		    st->ops[RDMA_USER_CM_CMD_ACCEPT], FLOOR_ACCEPT, CEIL_ACCEPT);
+		    st->fresh_ops[RDMA_USER_CM_CMD_ACCEPT], FLOOR_ACCEPT, CEIL_ACCEPT);
 	ktap_result(share(jo, jn) >= FLOOR_JOIN && share(jo, jn) <= CEIL_JOIN &&
 		    st->events[EV_MULTICAST_JOIN], "fuzz_join_share",
 		    "JOIN succeeded %.1f%% of %lu, want %d to %d%%; MULTICAST_JOIN %lu", share(jo, jn),
 		    jn, FLOOR_JOIN, CEIL_JOIN, st->events[EV_MULTICAST_JOIN]);
+}
+
+/*
+ * The guided run's coverage: points reached and programs kept; with
+ * UCMA_KCOV_MORE, the points appended to that file (see the top).
+ */
+static void coverage_case(void)
+{
+	const char *more = getenv("UCMA_KCOV_MORE");
+	unsigned long i, kept, written = 0;
+	struct kcov_syms syms = { 0 };
+	FILE *f;
+
+	if (!guided) {
+		ktap_skipped("fuzz_coverage_guided",
+			     "no KCOV, or not ucma_rs (the debug kernel has KCOV)");
+		return;
+	}
+	kept = corpus->n < CORPUS_MAX ? corpus->n : CORPUS_MAX;
+	printf("# coverage: %lu points of ucma_rs reached; %lu programs kept (%lu fresh, %lu replays) of %lu run (%lu fresh, %lu replays)\n",
+	       cov->n, kept, corpus->kept_fresh, corpus->kept_replayed,
+	       corpus->runs_fresh + corpus->runs_replayed, corpus->runs_fresh,
+	       corpus->runs_replayed);
+	if (more && !kcov_syms_read(&syms, "ucma_rs")) {
+		f = fopen(more, "a");
+		for (i = 0; f && i < cov->cap; i++)
+			if (cov->slot[i])
+				written += kcov_syms_write(&syms, f, cov->slot[i]);
+		if (!f || fclose(f))
+			printf("# %s: %s\n", more, strerror(errno));
+		printf("# coverage: %lu points appended to %s\n", written, more);
+	}
+	ktap_result(cov->n > 0 && kept > 0, "fuzz_coverage_guided",
+		    "%lu points reached, %lu programs kept: no coverage came back from ucma_rs",
+		    cov->n, kept);
 }
 
 static void print_mix(void)
@@ -1282,7 +1458,7 @@ TEST_F_TIMEOUT(fuzz, run, 450)
 	int free_ok;
 	struct timespec t0, t1;
 
-	ktap_header(8);
+	ktap_header(9);
 	printf("# seed %lu, %lu commands max, %d s max, %d processes x %d threads\n", seed, limit,
 	       seconds, procs, nthreads);
 	fflush(stdout);
@@ -1336,6 +1512,7 @@ TEST_F_TIMEOUT(fuzz, run, 450)
 		    "id %u still taken (or the probe failed: %s); ids %u to %u probed", taken,
 		    strerror(errno), base, base + probe_n - 1);
 	reached_cases();
+	coverage_case();
 	printf("fuzz: seed %lu, %lu commands (writes) in %.1f s, %d processes x %d threads\n", seed, total,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, procs, nthreads);
 }
@@ -1349,6 +1526,13 @@ static void fuzz_init(void)
 	st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	bad_ptr = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	st->limit = limit;
+	guided = !unguided && !access(KCOV_PATH, R_OK) && !access("/sys/module/ucma_rs", F_OK) &&
+		 !c_module_loaded();
+	if (guided) {
+		corpus = harness_shared(sizeof(*corpus));
+		cov = harness_shared(kcov_set_size(COV_CAP));
+		cov->cap = COV_CAP;
+	}
 	base = probe_id();
 	/*
 	 * fuzz_no_cm_id_left reads rdma's listing: it must list nothing now
@@ -1368,7 +1552,7 @@ int main(int argc, char **argv)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:n:t:p:j:S")) != -1) {
+	while ((c = getopt(argc, argv, "s:n:t:p:j:SG")) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoul(optarg, NULL, 0);
@@ -1387,6 +1571,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			shared_qps = 1;
+			break;
+		case 'G':
+			unguided = 1;
 			break;
 		default:
 			return 2;

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Remote coverage sections: the code a process's requests run in other
+//! contexts, counted as that process's KCOV coverage.
+//!
+//! C header: [`include/linux/kcov.h`](srctree/include/linux/kcov.h); see
+//! `Documentation/dev-tools/kcov.rst`, "Remote coverage collection".
+//!
+//! A coverage collector enables KCOV with a common handle
+//! (`KCOV_REMOTE_ENABLE`); the tasks it then forks inherit the handle. Code
+//! that runs on their behalf elsewhere (a workqueue, another task's event
+//! handler) takes the handle where the request was made
+//! ([`KcovHandle::of_current`]) and opens a [`KcovSection`] with it where the
+//! work runs: what the section executes goes to that collector's buffer.
+//!
+//! Without `CONFIG_KCOV` both types are empty and every method does nothing.
+//!
+//! Nothing here names a driver: the only module of this crate it uses is the
+//! bindings, [`crate::rdma_sys`].
+
+use core::marker::PhantomData;
+
+#[cfg(CONFIG_KCOV)]
+use crate::rdma_sys;
+
+/// The KCOV common handle of the task that took it: 0 when that task has
+/// none (no collector above it), or without `CONFIG_KCOV`.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct KcovHandle {
+    #[cfg(CONFIG_KCOV)]
+    val: u64,
+}
+
+impl KcovHandle {
+    /// The current task's handle.
+    #[inline]
+    pub(crate) fn of_current() -> Self {
+        Self {
+            // SAFETY: reads the current task's own field; no precondition.
+            #[cfg(CONFIG_KCOV)]
+            val: unsafe { rdma_sys::ucma_shim_kcov_common_handle() },
+        }
+    }
+
+    /// Opens a coverage section for this handle's collector on the current
+    /// task, which ends when the returned value is dropped. Opens none
+    /// (and the section is empty) for a handle of 0, when no collector has
+    /// the handle, or when the task collects coverage already (its own
+    /// `KCOV_ENABLE`, or a section around this one).
+    ///
+    /// Call in task context, where sleeping is allowed: starting a section
+    /// may allocate its buffer.
+    #[inline]
+    pub(crate) fn section(self) -> KcovSection {
+        KcovSection {
+            // SAFETY: any handle is accepted (unknown ones start nothing);
+            // the caller is in a context that may sleep, as documented.
+            #[cfg(CONFIG_KCOV)]
+            started: unsafe { rdma_sys::ucma_shim_kcov_remote_start(self.val) },
+            _task_bound: PhantomData,
+        }
+    }
+}
+
+/// A coverage section opened by [`KcovHandle::section`].
+///
+/// # Invariants
+///
+/// If `started`, the current task has a remote coverage section open that
+/// this value started, and it is the task's innermost one. Not [`Send`]: it
+/// ends on the task that opened it.
+pub(crate) struct KcovSection {
+    #[cfg(CONFIG_KCOV)]
+    started: bool,
+    _task_bound: PhantomData<*mut ()>,
+}
+
+impl Drop for KcovSection {
+    #[inline]
+    fn drop(&mut self) {
+        #[cfg(CONFIG_KCOV)]
+        if self.started {
+            // SAFETY: by the type invariants, this task's innermost section
+            // is the one this value started.
+            unsafe { rdma_sys::ucma_shim_kcov_remote_stop() };
+        }
+    }
+}
