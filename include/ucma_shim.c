@@ -7,6 +7,7 @@
 #include <linux/kcov.h>
 #include <linux/kernel.h>
 #include <linux/memcontrol.h>
+#include <linux/moduleparam.h>
 #include <linux/namei.h>
 #include <linux/nospec.h>
 #include <linux/sched.h>
@@ -143,6 +144,31 @@ bool ucma_shim_misc_name_taken(const char *name)
 		return false;
 	path_put(&path);
 	return true;
+}
+
+/*
+ * The per-file caps (Documentation/usage.rst), here rather than in the Rust
+ * module! macro, whose parameters have no sysfs file: read-only (0444)
+ * under /sys/module/ucma_rs/parameters/, as a C module's, set at load time
+ * only.
+ */
+static unsigned int max_ids_per_file = 1048576;
+module_param(max_ids_per_file, uint, 0444);
+MODULE_PARM_DESC(max_ids_per_file,
+		 "Ids one rdma_cm file may hold (CREATE_ID then fails with EMFILE); 0: no limit");
+static unsigned int max_events_per_file = 1048576;
+module_param(max_events_per_file, uint, 0444);
+MODULE_PARM_DESC(max_events_per_file,
+		 "Events one rdma_cm file may queue (WRITE_CM_EVENT then fails with ENOBUFS, connect requests are dropped); 0: no limit");
+
+u32 ucma_shim_max_ids_per_file(void)
+{
+	return READ_ONCE(max_ids_per_file);
+}
+
+u32 ucma_shim_max_events_per_file(void)
+{
+	return READ_ONCE(max_events_per_file);
 }
 
 static unsigned int max_backlog = 1024;

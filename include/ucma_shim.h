@@ -95,6 +95,10 @@ bool ucma_shim_misc_name_taken(const char *name);
 int ucma_shim_sysctl_register(void);
 /** ucma_shim_sysctl_unregister() - undo ucma_shim_sysctl_register() */
 void ucma_shim_sysctl_unregister(void);
+/** ucma_shim_max_ids_per_file() - the max_ids_per_file parameter (0: no cap) */
+u32 ucma_shim_max_ids_per_file(void);
+/** ucma_shim_max_events_per_file() - the max_events_per_file parameter (0: no cap) */
+u32 ucma_shim_max_events_per_file(void);
 /** ucma_shim_max_backlog() - the current net.rdma_ucm.max_backlog */
 int ucma_shim_max_backlog(void);
 

@@ -1100,8 +1100,8 @@ impl MiscDevice for UcmaFile {
         }
         // The caps as loaded (0: none), and what they refused on this file.
         let (max_ids, max_events) = (
-            crate::module_parameters::max_ids_per_file.value(),
-            crate::module_parameters::max_events_per_file.value(),
+            crate::max_ids_per_file_param(),
+            crate::max_events_per_file_param(),
         );
         seq_print!(m, "rdma_cm_ids_max:\t{max_ids}\n");
         seq_print!(m, "rdma_cm_ids_refused:\t{}\n", inner.ids_refused);

@@ -80,17 +80,6 @@ module! {
     // up the "rdma_cm" character device and no client of that name is
     // registered: the C module's MODULE_ALIAS_RDMA_CLIENT("rdma_cm").
     alias: ["rdma-client-rdma_cm"],
-    // Read when they are used; set at load time only (Documentation/usage.rst).
-    params: {
-        max_ids_per_file: u32 {
-            default: 1048576,
-            description: "Ids one rdma_cm file may hold (CREATE_ID then fails with EMFILE); 0: no limit",
-        },
-        max_events_per_file: u32 {
-            default: 1048576,
-            description: "Events one rdma_cm file may queue (WRITE_CM_EVENT then fails with ENOBUFS, connect requests are dropped); 0: no limit",
-        },
-    },
 }
 
 /// The module's version, from the top-level `VERSION` file (Kbuild).
@@ -266,17 +255,31 @@ impl Drop for IbClient {
     }
 }
 
-/// The `max_ids_per_file` module parameter (`u32::MAX` for 0, no limit).
+/// The `max_ids_per_file` module parameter as loaded (0: no limit). The
+/// module's parameters are the shim's (`module_param`, readable in sysfs),
+/// read when they are used; they are set at load time only.
+pub(crate) fn max_ids_per_file_param() -> u32 {
+    // SAFETY: reads a static integer.
+    unsafe { rdma_sys::ucma_shim_max_ids_per_file() }
+}
+
+/// The `max_events_per_file` module parameter as loaded (0: no limit).
+pub(crate) fn max_events_per_file_param() -> u32 {
+    // SAFETY: reads a static integer.
+    unsafe { rdma_sys::ucma_shim_max_events_per_file() }
+}
+
+/// The `max_ids_per_file` cap (`u32::MAX` for 0, no limit).
 pub(crate) fn max_ids_per_file() -> u32 {
-    match module_parameters::max_ids_per_file.value() {
+    match max_ids_per_file_param() {
         0 => u32::MAX,
         n => n,
     }
 }
 
-/// The `max_events_per_file` module parameter (`u32::MAX` for 0, no limit).
+/// The `max_events_per_file` cap (`u32::MAX` for 0, no limit).
 pub(crate) fn max_events_per_file() -> u32 {
-    match module_parameters::max_events_per_file.value() {
+    match max_events_per_file_param() {
         0 => u32::MAX,
         n => n,
     }

@@ -406,6 +406,40 @@ static void caps_in_fdinfo(int fd)
 		    r1, r2);
 }
 
+/* A parameter of ucma_rs as sysfs shows it, or -1. */
+static long module_param_value(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/ucma_rs/parameters/%s", name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * The caps are readable in sysfs, as a C module's parameters are, and
+ * read-only there (set at load time).
+ */
+static void caps_in_sysfs(void)
+{
+	long ids = module_param_value("max_ids_per_file");
+	long evs = module_param_value("max_events_per_file");
+	struct stat st;
+	int ro = !stat("/sys/module/ucma_rs/parameters/max_ids_per_file", &st) &&
+		 (st.st_mode & 0777) == 0444;
+
+	ktap_result(ids == CAP_IDS && evs == CAP_EVENTS && ro, __func__,
+		    "/sys/module/ucma_rs/parameters: max_ids_per_file %ld, max_events_per_file %ld (want %d, %d), mode 0444: %d",
+		    ids, evs, CAP_IDS, CAP_EVENTS, ro);
+}
+
 /* Fills @fd with CAP_IDS ids (the first in *@first); 0 on success. */
 static int fill_ids(int fd, uint32_t *first)
 {
@@ -649,8 +683,10 @@ TEST_F_TIMEOUT(memcg, handler_events, 60)
 
 TEST_F_TIMEOUT(caps, fdinfo, 30)
 {
-	if (LIMITS_PLAN("caps_in_fdinfo"))
+	if (LIMITS_PLAN("caps_in_fdinfo", "caps_in_sysfs")) {
 		caps_in_fdinfo(self->f.fd);
+		caps_in_sysfs();
+	}
 }
 
 TEST_F_TIMEOUT(caps, create_id, 30)
