@@ -53,7 +53,7 @@
  * Prints KTAP, the command mix, the events fetched by type, the success
  * shares, the guided flows' outcomes and one summary line. On the kernel's
  * kselftest_harness.h (tests/lib/harness.h): the run is one test,
- * fuzz.run, its 8 cases a subtest.
+ * fuzz.run, its 9 cases a subtest.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
