@@ -314,6 +314,14 @@ bool ucma_shim_kcov_remote_start(u64 handle)
 	 */
 	if (!handle || !in_task() || ucma_kcov_collecting())
 		return false;
+#ifdef CONFIG_FAULT_INJECTION
+	/*
+	 * A fault armed with fail-nth would strike kcov's own allocation of
+	 * the section's buffer, not the command's: no section then.
+	 */
+	if (READ_ONCE(current->fail_nth))
+		return false;
+#endif
 	kcov_remote_start_common((struct kcov_common_handle_id){ .val = handle });
 	/* Not collecting: no collector has the handle (any more). */
 	return ucma_kcov_collecting();

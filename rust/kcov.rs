@@ -45,8 +45,9 @@ impl KcovHandle {
     /// Opens a coverage section for this handle's collector on the current
     /// task, which ends when the returned value is dropped. Opens none
     /// (and the section is empty) for a handle of 0, when no collector has
-    /// the handle, or when the task collects coverage already (its own
-    /// `KCOV_ENABLE`, or a section around this one).
+    /// the handle, when the task collects coverage already (its own
+    /// `KCOV_ENABLE`, or a section around this one), or when it has a fault
+    /// armed with fail-nth (which kcov's allocation would take).
     ///
     /// Call in task context, where sleeping is allowed: starting a section
     /// may allocate its buffer.

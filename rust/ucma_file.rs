@@ -1041,6 +1041,8 @@ impl MiscDevice for UcmaFile {
     fn release(state: Arc<Self>, _file: &File) {
         let _coverage = KcovHandle::of_current().section();
         state.release();
+        // Inside the section: the last reference frees the file's state.
+        drop(state);
     }
 
     /// One `write()` of `len` bytes at `buf`: a command header and its

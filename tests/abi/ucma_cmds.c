@@ -334,6 +334,25 @@ static void test_addressing(struct cmds_files *self)
 		s.optlen = 1;
 		ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0) == 0, "set_option_tos_ok", "errno %d",
 			    errno);
+		/* AFONLY takes an int, on an id not yet resolved (this one is bound). */
+		s.optname = RDMA_OPTION_ID_AFONLY;
+		s.optlen = 1;
+		EXPECT_ERRNO("set_option_afonly_len1_einval", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0),
+			     EINVAL);
+		s.optlen = sizeof(int);
+		val[0] = 1;
+		ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0) == 0, "set_option_afonly_ok",
+			    "errno %d", errno);
+		/* ACK_TIMEOUT takes a u8, on an RC id (RDMA_PS_TCP). */
+		s.optname = RDMA_OPTION_ID_ACK_TIMEOUT;
+		s.optlen = sizeof(int);
+		EXPECT_ERRNO("set_option_ack_timeout_len4_einval",
+			     CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), EINVAL);
+		s.optlen = 1;
+		val[0] = 14;
+		ktap_result(CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0) == 0, "set_option_ack_timeout_ok",
+			    "errno %d", errno);
+		val[0] = 0;
 		s.optname = 77;
 		EXPECT_ERRNO("set_option_bad_name_enosys", CMD(self->fd1, RDMA_USER_CM_CMD_SET_OPTION, s, 0), ENOSYS);
 		s.level = 9;
@@ -1947,7 +1966,7 @@ TEST_F_TIMEOUT(cmds, signal, 30)
 
 TEST_F_TIMEOUT(cmds, addressing, 30)
 {
-	ktap_header(41);
+	ktap_header(45);
 	test_addressing(&self->f);
 }
 
