@@ -307,6 +307,11 @@ static bool ucma_kcov_collecting(void)
 bool ucma_shim_kcov_remote_start(u64 handle)
 {
 #ifdef CONFIG_KCOV
+#ifdef CONFIG_FAULT_INJECTION
+	unsigned int nth;
+#endif
+
+	might_sleep();
 	/*
 	 * kcov_remote_start() warns in a task that collects already (its own
 	 * KCOV_ENABLE, or a section around this one): that task's coverage
@@ -316,14 +321,17 @@ bool ucma_shim_kcov_remote_start(u64 handle)
 		return false;
 #ifdef CONFIG_FAULT_INJECTION
 	/*
-	 * A fault armed with fail-nth would strike kcov's own allocation of
-	 * the section's buffer, not the command's: no section then.
+	 * A fault armed with fail-nth is for the command, not for kcov's
+	 * allocation of the section's buffer: disarmed around it.
 	 */
-	if (READ_ONCE(current->fail_nth))
-		return false;
+	nth = current->fail_nth;
+	current->fail_nth = 0;
 #endif
 	kcov_remote_start_common((struct kcov_common_handle_id){ .val = handle });
-	/* Not collecting: no collector has the handle (any more). */
+#ifdef CONFIG_FAULT_INJECTION
+	current->fail_nth = nth;
+#endif
+	/* Not collecting: no collector has the handle, or kcov's allocation failed. */
 	return ucma_kcov_collecting();
 #else
 	return false;

@@ -150,9 +150,10 @@ u64 ucma_shim_kcov_common_handle(void);
  * @handle: a handle from ucma_shim_kcov_common_handle(), or 0
  *
  * Starts nothing (and returns false) for handle 0, outside task context,
- * in a task that collects coverage already or has a fault armed with
- * fail-nth (it would strike kcov's allocation), or when no collector has
- * the handle.
+ * in a task that collects coverage already, when no collector has the
+ * handle, or when kcov could not allocate the section's buffer. A fault
+ * armed with fail-nth is disarmed around that allocation (it is the
+ * command's).
  *
  * Context: task context, may sleep (kcov allocates the section's buffer).
  * Return: true if a section started; end it with

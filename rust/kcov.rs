@@ -46,16 +46,17 @@ impl KcovHandle {
     /// task, which ends when the returned value is dropped. Opens none
     /// (and the section is empty) for a handle of 0, when no collector has
     /// the handle, when the task collects coverage already (its own
-    /// `KCOV_ENABLE`, or a section around this one), or when it has a fault
-    /// armed with fail-nth (which kcov's allocation would take).
+    /// `KCOV_ENABLE`, or a section around this one), or when kcov cannot
+    /// allocate the section's buffer.
     ///
     /// Call in task context, where sleeping is allowed: starting a section
     /// may allocate its buffer.
     #[inline]
     pub(crate) fn section(self) -> KcovSection {
         KcovSection {
-            // SAFETY: any handle is accepted (unknown ones start nothing);
-            // the caller is in a context that may sleep, as documented.
+            // SAFETY: the shim has no precondition: any handle is accepted
+            // (unknown ones start nothing). That it may sleep is a rule of
+            // the context (see above), not of memory safety.
             #[cfg(CONFIG_KCOV)]
             started: unsafe { rdma_sys::ucma_shim_kcov_remote_start(self.val) },
             _task_bound: PhantomData,

@@ -1245,6 +1245,24 @@ unsafe extern "C" fn cm_event_handler<H: CmHandler>(
     // listener's, for a connect request's new id), alive while the handler runs.
     let this: ArcBorrow<'_, H> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
     let _entered = H::enter_handler(this);
+    // SAFETY: as guaranteed by the caller.
+    unsafe { handle_event(this, id, event) }
+}
+
+/// The work of [`cm_event_handler`] once `H::enter_handler` ran: out of
+/// line, so that what it allocates can be told from what `enter_handler`
+/// does (a fault-injection filter on its address range, for instance).
+///
+/// # Safety
+///
+/// As [`cm_event_handler`]'s, and `this` is the object of the id (the
+/// listener's, for a connect request's new id).
+#[inline(never)]
+unsafe fn handle_event<H: CmHandler>(
+    this: ArcBorrow<'_, H>,
+    id: *mut sys::rdma_cm_id,
+    event: *mut sys::rdma_cm_event,
+) -> c_int {
     // SAFETY: `event` is valid for the duration of the handler.
     let ev = unsafe { &*event };
     let ev = CmEvent {
@@ -1252,7 +1270,7 @@ unsafe extern "C" fn cm_event_handler<H: CmHandler>(
         _handler: PhantomData,
     };
     if ev.kind() == EventType::CONNECT_REQUEST {
-        // SAFETY: `id` is non-null.
+        // SAFETY: `id` is non-null (a live id, as guaranteed by the caller).
         let ptr = unsafe { NonNull::new_unchecked(id) };
         // INVARIANT: the new id, inside its handler.
         let req = ConnectRequest {

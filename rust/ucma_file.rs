@@ -1041,7 +1041,8 @@ impl MiscDevice for UcmaFile {
     fn release(state: Arc<Self>, _file: &File) {
         let _coverage = KcovHandle::of_current().section();
         state.release();
-        // Inside the section: the last reference frees the file's state.
+        // Inside the section: when this is the last reference (no context
+        // holds one), the file's state is freed here.
         drop(state);
     }
 

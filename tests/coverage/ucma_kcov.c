@@ -12,11 +12,12 @@
  * /proc/kallsyms, so that it does not depend on where the module was
  * loaded: a suite that reloads it (caps, robustness, differential) puts it
  * elsewhere. The collector reads the module's .text address at every
- * drain; when it changed, what the buffer holds is mapped with the
- * previous load's symbols and the symbols are read again (the points of
- * the first 20 ms of a new load may be mapped with the old symbols, and
- * are then dropped as unmapped or misplaced). A point may be written more
- * than once (once per load); scripts/coverage merges them.
+ * drain; when the module went away, what the buffer holds is mapped with
+ * the load that is gone; when it came (back), with the new load's symbols.
+ * A reload between two drains (20 ms) maps the new load's first points
+ * with the old symbols: scripts/coverage counts such points as not the
+ * module's. A point may be written more than once (once per load);
+ * scripts/coverage merges them.
  *
  * On stderr, one line: "ucma_kcov: N points, U unmapped (E entries taken
  * in D drains, L loads)", and a warning when the buffer came close to full
@@ -149,10 +150,19 @@ int main(int argc, char **argv)
 	for (settle = -1; settle != 0; drains++) {
 		now = module_text();
 		if (now != text) {
-			/* What the buffer holds ran in the load that is gone. */
+			/*
+			 * Unloaded since the last drain: what the buffer holds ran
+			 * in the load that is gone, mapped with its symbols.
+			 * Loaded after a drain that found it absent: what the
+			 * buffer holds ran in the new load, mapped with its own.
+			 */
+			if (now && !text) {
+				kcov_syms_read(&syms, module);
+				loads++;
+			}
 			kcov_drain(&c, add, NULL);
 			flush_points(f);
-			if (now) {
+			if (now && text) {
 				kcov_syms_read(&syms, module);
 				loads++;
 			}

@@ -37,7 +37,10 @@
  * worker's, tests/lib/kcov_remote.h). A program that reached a point no
  * program reached before is kept in a corpus shared by all workers; half
  * the programs replay a kept one and go on from where it left the ids
- * (its seeds, then a fresh seed's ops). Prints the points reached, the
+ * (its seeds, then a fresh seed's ops; one of PROG_SEGS segments loses its
+ * last). The event handlers of a worker's files report to the worker's own
+ * collector, which its threads drain in turn (one at a time): their points
+ * count for the program of the thread that drains them. Prints the points reached, the
  * corpus and how many of its programs came from replays; the case
  * fuzz_coverage_guided checks that points were collected and programs
  * kept. Elsewhere (no KCOV, or the C module) the programs are all fresh
@@ -160,6 +163,7 @@ struct prog {
 struct corpus {
 	unsigned long n, kept_fresh, kept_replayed, runs_fresh, runs_replayed;
 	struct prog prog[CORPUS_MAX];
+	int ready[CORPUS_MAX]; /* prog[k] written (release/acquire) */
 };
 
 static int guided;		/* KCOV and ucma_rs: programs are guided */
@@ -1114,7 +1118,15 @@ static int next_prog(uint64_t *r, struct prog *p)
 	int replay = n && (next_rand(r) & 1);
 
 	if (replay) {
-		*p = corpus->prog[next_rand(r) % (n < CORPUS_MAX ? n : CORPUS_MAX)];
+		unsigned long k = next_rand(r) % (n < CORPUS_MAX ? n : CORPUS_MAX);
+
+		/* A slot taken but not yet written: a fresh program instead. */
+		replay = __atomic_load_n(&corpus->ready[k], __ATOMIC_ACQUIRE);
+		if (replay)
+			*p = corpus->prog[k];
+	}
+	if (replay) {
+		/* A kept program of PROG_SEGS segments is replayed without its last. */
 		if (p->nseg >= PROG_SEGS)
 			p->nseg = PROG_SEGS - 1;
 	} else {
@@ -1158,6 +1170,7 @@ static void *worker_thread(void *arg)
 
 			if (k < CORPUS_MAX) {
 				corpus->prog[k] = p;
+				__atomic_store_n(&corpus->ready[k], 1, __ATOMIC_RELEASE);
 				__atomic_add_fetch(replay ? &corpus->kept_replayed : &corpus->kept_fresh,
 						   1, __ATOMIC_RELAXED);
 			}
@@ -1194,6 +1207,15 @@ static void worker(uint64_t seed, int idx)
 	if (seed & 1)
 		for (i = 0; i < NFDS; i++)
 			close(fds[i]);
+	if (guided && proc_cov.area) {
+		unsigned long late = 0;
+
+		/* What the handlers ran since the threads' last drains, and the closes. */
+		kcov_drain(&proc_cov, count_new, &late);
+		if (proc_cov.near_full)
+			printf("# process %d: its collector's buffer came near full %lu times\n", idx,
+			       proc_cov.near_full);
+	}
 	_exit(0);
 }
 

@@ -15,7 +15,8 @@
  * instrumented, so every PC is one of its coverage points.
  *
  * kcov_drain() empties the buffer while sections keep appending, without
- * losing what they append: it reads the count, takes the entries, and
+ * losing what they append, provided one drainer at a time (callers that
+ * share a collector serialise their drains): it reads the count, takes the entries, and
  * swaps the count back to 0 only if it is still the count it read (a
  * section that appended in between makes it read again). A section that
  * read the count before the swap writes its own count after it; its
