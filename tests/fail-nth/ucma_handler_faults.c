@@ -137,17 +137,9 @@ static int failslab_off(void)
 static long knob_value(const char *name)
 {
 	char path[128];
-	long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), FAILSLAB "%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return file_number(path);
 }
 
 /*

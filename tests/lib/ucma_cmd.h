@@ -58,6 +58,20 @@ static void __attribute__((constructor)) ids_seen_map(void)
 	}
 }
 
+/* The number a file (sysfs, debugfs, procfs) holds, or -1. */
+static inline long file_number(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 static inline void note_id_seen(uint32_t id)
 {
 	int64_t cur = __atomic_load_n(ids_seen_max, __ATOMIC_RELAXED);

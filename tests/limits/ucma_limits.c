@@ -410,17 +410,9 @@ static void caps_in_fdinfo(int fd)
 static long module_param_value(const char *name)
 {
 	char path[128];
-	long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/module/ucma_rs/parameters/%s", name);
-	f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
+	return file_number(path);
 }
 
 /*
