@@ -21,7 +21,14 @@ else
 fi
 . "$(dirname "$0")/client-pairs.sh"
 
-for t in siw rxe; do
+# Debian's kernel (scripts/vm-run --kernel debian) builds no siw: rxe only
+# there, and only there.
+transports="siw rxe"
+if [ "${UCMA_KERNEL:-}" = debian ]; then
+	transports=rxe
+	echo "# clients: rxe only (Debian's kernel builds no siw)"
+fi
+for t in $transports; do
 	for v in 4 6; do
 		if [ $t = siw ]; then ip4=$SIW_IP ip6=$SIW_IP6; else ip4=$RXE_IP ip6=$RXE_IP6; fi
 		if [ $v = 4 ]; then ip=$ip4 f=""; else ip=$ip6 f="-f ipv6"; fi
