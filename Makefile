@@ -35,16 +35,22 @@ KERNEL ?= default
 UCMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ucma-rs
 KDIR ?= $(UCMA_CACHE)/kernel-$(KERNEL)
 
-# The kernel's toolchain (scripts/common.sh has the same defaults). Each can
-# be overridden, and must be what the kernel in KDIR was built with:
+# The kernel's toolchain (on a machine scripts/setup prepared, the same as
+# scripts/common.sh's). Each can be overridden, and must be what the
+# kernel in KDIR was built with:
 # scripts/toolchain-check compares the C compiler (clang or gcc), rustc and
 # bindgen with its config, and checks that its Rust metadata is there.
 LLVM ?= -19
 RUSTC ?= /usr/bin/rustc
 HOSTRUSTC ?= $(RUSTC)
 CLIPPY_DRIVER ?= /usr/bin/clippy-driver
-BINDGEN ?= $(HOME)/.cargo/bin/bindgen
-RUST_LIB_SRC ?= /usr/lib/rustlib/src/rust/library
+# bindgen: cargo's (scripts/setup installs it there) if this user has it,
+# else the one in PATH (sudo, DKMS, a distribution's bindgen package).
+BINDGEN ?= $(firstword $(wildcard $(HOME)/.cargo/bin/bindgen) bindgen)
+# The standard library's source, where that rustc's sysroot keeps it.
+ifndef RUST_LIB_SRC
+RUST_LIB_SRC := $(shell $(RUSTC) --print sysroot 2>/dev/null)/lib/rustlib/src/rust/library
+endif
 KMAKE_VARS = $(KMAKE_CC) RUSTC=$(RUSTC) HOSTRUSTC=$(HOSTRUSTC) \
 	CLIPPY_DRIVER=$(CLIPPY_DRIVER) BINDGEN=$(BINDGEN) RUST_LIB_SRC=$(RUST_LIB_SRC)
 
