@@ -17,9 +17,14 @@
 #                         the C rdma_ucm) the module that serves rdma_cm
 #   make run              the main job: setup if needed, boot the VM with
 #                         ucma_rs loaded, run rping through it over siw
-#   make check            all tests: host tier (cargo) + VM tier (KTAP)
+#   make setup            install the toolchain and build the cached test
+#                         kernel (KERNEL=debug: the debug one); make run and
+#                         make check do it themselves
+#   make check            all tests: host tier (cargo) + VM tier (KTAP),
+#                         the debug kernel, Debian's own kernel
 #   make check KERNEL=debug   the VM tier on the debug kernel
 #   make host-test        only the host tier
+#   make vm-test          only the VM tier (scripts/check --vm-only)
 #   make bench            ucma_rs against the C rdma_ucm in one VM boot:
 #                         a table of medians and ratios, and plots
 #                         (BENCH_ROUNDS=N, default 5)
@@ -30,6 +35,7 @@
 #                         KCOV on the debug kernel, one boot
 #                         (scripts/coverage; SUITES= names some)
 #   make fmt / fmt-check  rustfmt with the kernel's config
+#   make clean            remove the kbuild objects and ucma_core's target/
 
 KERNEL ?= default
 UCMA_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ucma-rs
