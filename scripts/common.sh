@@ -58,6 +58,15 @@ run_logged() {
 	return $rc
 }
 
+# Copies the tree as it is (tracked files and untracked ones git does not
+# ignore; not tests/build) into directory $1, for a build that must not
+# share the checkout's kbuild objects with another running at once.
+copy_tree() {
+	mkdir -p "$1"
+	(cd "$UCMA_ROOT" && git ls-files -z -co --exclude-standard | grep -zv '^tests/build/' |
+		xargs -0 cp --parents -t "$1")
+}
+
 # Where the cached build of kernel flavour $1 (default, debug) is:
 # the symlink written by scripts/build-kernel after a successful build.
 kernel_dir() {
