@@ -75,7 +75,8 @@ else
 KCC = $(if $(filter 1,$(LLVM)),clang,$(if $(filter %/,$(LLVM)),$(LLVM)clang,clang$(LLVM)))
 KMAKE_CC = LLVM=$(LLVM)
 endif
-# dkms appends CC=clang LD=ld.lld for a clang-built kernel. Here the
+# For a clang-built kernel dkms 3.0 appends CC=clang LD=ld.lld to its
+# make command (dkms 3.2 appends LLVM=1, which is handed on). Here the
 # kernel's compilers are the ones LLVM names (suffix included): plain
 # `clang` may be another version, or, with Debian's clang-19, absent. So
 # CC and LD given on the command line are not handed to kbuild (for a
