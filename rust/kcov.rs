@@ -35,11 +35,14 @@ impl KcovHandle {
     /// The current task's handle.
     #[inline]
     pub(crate) fn of_current() -> Self {
-        Self {
+        #[cfg(CONFIG_KCOV)]
+        {
             // SAFETY: reads the current task's own field; no precondition.
-            #[cfg(CONFIG_KCOV)]
-            val: unsafe { rdma_sys::ucma_shim_kcov_common_handle() },
+            let val = unsafe { rdma_sys::ucma_shim_kcov_common_handle() };
+            Self { val }
         }
+        #[cfg(not(CONFIG_KCOV))]
+        Self {}
     }
 
     /// Opens a coverage section for this handle's collector on the current
@@ -53,12 +56,20 @@ impl KcovHandle {
     /// may allocate its buffer.
     #[inline]
     pub(crate) fn section(self) -> KcovSection {
+        // Any handle is accepted (unknown ones start nothing); that starting
+        // may sleep is a rule of the context (see above), not of memory
+        // safety.
+        #[cfg(CONFIG_KCOV)]
+        {
+            // SAFETY: the shim has no precondition.
+            let started = unsafe { rdma_sys::ucma_shim_kcov_remote_start(self.val) };
+            KcovSection {
+                started,
+                _task_bound: PhantomData,
+            }
+        }
+        #[cfg(not(CONFIG_KCOV))]
         KcovSection {
-            // SAFETY: the shim has no precondition: any handle is accepted
-            // (unknown ones start nothing). That it may sleep is a rule of
-            // the context (see above), not of memory safety.
-            #[cfg(CONFIG_KCOV)]
-            started: unsafe { rdma_sys::ucma_shim_kcov_remote_start(self.val) },
             _task_bound: PhantomData,
         }
     }
@@ -82,8 +93,8 @@ impl Drop for KcovSection {
     fn drop(&mut self) {
         #[cfg(CONFIG_KCOV)]
         if self.started {
-            // SAFETY: by the type invariants, this task's innermost section
-            // is the one this value started.
+            // By the type invariants, the task's innermost section is this one.
+            // SAFETY: stops the section this value started, on its own task.
             unsafe { rdma_sys::ucma_shim_kcov_remote_stop() };
         }
     }
