@@ -16,7 +16,8 @@
 #     while both modules are installed;
 #   - `modprobe rdma_ucm` (rdma-core's boot-time list) loads ucma_rs, and
 #     `modprobe -r rdma_ucm` unloads it;
-#   - with ucma_rs unloadable, both end in the C rdma_ucm (the fallback);
+#   - with ucma_rs unloadable, or not installed at all, both end in the C
+#     rdma_ucm (the fallback);
 #   - with rdma-ucm.conf instead, the same lookup loads the C rdma_ucm.
 set -u
 n=0 fail=0 skip=0
@@ -82,7 +83,7 @@ release=$(uname -r)
 modroot=${MODROOT:-$UCMA_ROOT/tests/build/modroot}
 tree=$modroot/lib/modules/$release
 echo "KTAP version 1"
-echo "1..11"
+echo "1..13"
 
 # 1. The installed tree: ucma_rs in updates/, its alias in modules.alias.
 ko=$tree/updates/ucma_rs.ko
@@ -149,6 +150,32 @@ unload_ucma
 autoload_case fallback_autoload_gives_rdma_ucm rdma_ucm ucma_rs
 unload_ucma
 umount "/lib/modules/$release/updates/ucma_rs.ko"
+
+# 4d. ... and with ucma_rs not installed at all (ucma-rs.conf left behind,
+# the module removed and depmod run again, in an overlay of the tree): the
+# same two roads end in the C rdma_ucm.
+ni=/tmp/not-installed
+bound=no
+mkdir -p $ni/upper $ni/merged
+mount -t tmpfs tmpfs $ni/upper && mkdir -p $ni/upper/u $ni/upper/w &&
+	mount -t overlay overlay -o "lowerdir=$tree,upperdir=$ni/upper/u,workdir=$ni/upper/w" $ni/merged &&
+	rm "$ni/merged/updates/ucma_rs.ko" && mount --bind $ni/merged "/lib/modules/$release" &&
+	bound=yes && depmod "$release"
+made=$?
+modinfo ucma_rs >/dev/null 2>&1
+missing=$?
+modprobe rdma_ucm
+rc=$?
+[ $made = 0 ] && [ $missing != 0 ] && [ $rc = 0 ] && loaded rdma_ucm && ! loaded ucma_rs
+res $? not_installed_modprobe_rdma_ucm_gives_rdma_ucm "overlay without ucma_rs made: $([ $made = 0 ] && echo yes || echo no)," \
+	"ucma_rs missing: $([ $missing != 0 ] && echo yes || echo no), modprobe rc=$rc, $(modules_state)"
+unload_ucma
+autoload_case not_installed_autoload_gives_rdma_ucm rdma_ucm ucma_rs
+unload_ucma
+# (lazily: a usermode modprobe may still hold the tree for a moment)
+[ $bound = yes ] && umount -l "/lib/modules/$release"
+umount -l $ni/merged
+umount -l $ni/upper
 
 # 5. The switch back: rdma-ucm.conf, and the same lookup loads rdma_ucm.
 unload_ucma
