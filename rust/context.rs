@@ -66,6 +66,7 @@ use crate::{
         CmEvent,
         CmHandler,
         CmId,
+        ConnectOutcome,
         ConnectRequest,
         EventType,
         Joins,
@@ -413,25 +414,23 @@ impl Context {
         uid: u64,
         ps: PortSpace,
         qp_type: QpType,
-    ) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
+    ) -> Result<(Arc<Self>, Reservation<'static, Arc<Context>>)> {
         let r = CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
-        let (cm_id, unattached) = match CmId::create(ps, qp_type) {
-            Ok(created) => created,
-            Err(e) => {
-                CONTEXTS.lock().release(r);
-                return Err(e);
-            }
-        };
-        let init = Context::new(r.id(), file.clone(), uid, qp_type, cm_id, IdState::Idle);
-        match Arc::pin_init(init, GFP_ACCOUNTED) {
+        // The id goes into the context's initializer: if that fails, it is
+        // dropped with it (destroyed).
+        let init = CmId::new(ps, qp_type)
+            .map(|cm_id| Context::new(r.id(), file.clone(), uid, qp_type, cm_id, IdState::Idle));
+        match init.and_then(|init| Arc::pin_init(init, GFP_ACCOUNTED)) {
             Ok(ctx) => {
-                unattached.attach(ctx.clone());
+                // The id is quiet until used, which needs the context
+                // published: nothing was missed.
+                if let Some(cm) = &ctx.state.lock().cm_id {
+                    let _ = cm.attach(ctx.clone());
+                }
                 Ok((ctx, r))
             }
             Err(e) => {
-                // The `CmId` was dropped with the failed initializer.
-                unattached.destroy();
-                CONTEXTS.lock().release(r);
+                r.release();
                 Err(e)
             }
         }
@@ -442,14 +441,14 @@ impl Context {
     /// released, or with `EMFILE` if it is full.
     pub(crate) fn publish(
         self: &Arc<Self>,
-        r: Reservation<Arc<Context>>,
-    ) -> Result<(), (Reservation<Arc<Context>>, Error)> {
+        r: Reservation<'static, Arc<Context>>,
+    ) -> Result<(), (Reservation<'static, Arc<Context>>, Error)> {
         let file = self.file();
         let mut inner = file.lock();
         if let Err(e) = inner.list_context(self) {
             return Err((r, e));
         }
-        CONTEXTS.lock().publish(r, self.clone());
+        r.publish(self.clone());
         Ok(())
     }
 
@@ -471,7 +470,7 @@ impl Context {
     pub(crate) fn unpublish_id(
         file: &UcmaFile,
         id: u32,
-    ) -> Result<(Arc<Self>, Reservation<Arc<Context>>)> {
+    ) -> Result<(Arc<Self>, Reservation<'static, Arc<Context>>)> {
         let mut table = CONTEXTS.lock();
         let belongs = table.get(id).ok_or(ENOENT)?.belongs_to(file);
         if !belongs {
@@ -481,7 +480,7 @@ impl Context {
     }
 
     /// Hides this context from lookups; `None` if someone else already did.
-    pub(crate) fn unpublish(&self) -> Option<Reservation<Arc<Context>>> {
+    pub(crate) fn unpublish(&self) -> Option<Reservation<'static, Arc<Context>>> {
         let taken = CONTEXTS
             .lock()
             .unpublish(self.id, |c| core::ptr::eq(&*c, self));
@@ -516,7 +515,7 @@ impl Context {
     /// takes it off its file's list and frees its id `r`. Returns the
     /// number of its events already delivered. O(1) unless events of the
     /// context are still queued.
-    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<Arc<Context>>) -> u32 {
+    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<'static, Arc<Context>>) -> u32 {
         // Waits for a command in progress on the context (MIGRATE_ID
         // included: afterwards `file` is final).
         self.close();
@@ -547,15 +546,15 @@ impl Context {
         // rdma_destroy_id() left the groups; free the joins' ids.
         let joins = core::mem::take(&mut self.state.lock().closed_joins);
         Multicast::forget_all(joins.into_joins());
-        CONTEXTS.lock().release(r);
+        r.release();
         reported
     }
 
-    fn try_connect_request(
+    fn try_connect_request<'a>(
         listener: &Arc<Context>,
-        req: ConnectRequest<Context>,
+        req: ConnectRequest<'a, Context>,
         ev: &CmEvent<'_, Context>,
-    ) -> Result {
+    ) -> ConnectOutcome<'a> {
         // Read under the per-device listener's handler lock, not the
         // listener's own: MIGRATE_ID may move it meanwhile (checked below).
         let file = listener.file();
@@ -566,19 +565,25 @@ impl Context {
 
     /// [`Self::try_connect_request`] once `file`, the listener's file, is
     /// read.
-    fn queue_connect_request(
+    fn queue_connect_request<'a>(
         listener: &Arc<Context>,
-        req: ConnectRequest<Context>,
+        req: ConnectRequest<'a, Context>,
         ev: &CmEvent<'_, Context>,
         file: &Arc<UcmaFile>,
-    ) -> Result {
-        let r = CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
+    ) -> ConnectOutcome<'a> {
+        let r = match CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW) {
+            Ok(r) => r,
+            Err(_) => return req.refuse(ENOMEM),
+        };
         // The event carries the listener's uid and the child's id; its param
         // branch follows the listener's QP type, as in C (the child's may
         // differ: a UD request on an RC listener of the IB port space).
         let resp = event_resp(ev, listener.uid(), r.id(), listener.qp_type, req.id());
         let qp_type = req.id().qp_type();
-        let (cm_id, unattached) = req.into_cm_id();
+        // From here on the child's `CmId` owns the new id; dropped before
+        // the handler returns, it makes the request refused (rdma_cm
+        // destroys the id), so every failure below is just a return.
+        let (cm_id, pending) = req.take();
         let built = Arc::pin_init(
             Context::new(r.id(), file.clone(), 0, qp_type, cm_id, IdState::Connecting),
             GFP_ACCOUNTED,
@@ -595,13 +600,12 @@ impl Context {
         });
         let (ev, child) = match built {
             Ok(built) => built,
-            Err(e) => {
-                // The id was never attached: rdma_cm destroys it on our error.
-                CONTEXTS.lock().release(r);
-                return Err(e);
+            Err(_) => {
+                r.release();
+                return pending.refuse(ENOMEM);
             }
         };
-        {
+        let outcome = {
             let mut inner = file.lock();
             // Listed and queued in the critical section that checks that the
             // listener is still on `file` and `file` is not being released: a
@@ -617,17 +621,19 @@ impl Context {
                 || inner.list_context(&child).is_err()
             {
                 drop(inner);
-                CONTEXTS.lock().release(r);
-                return Err(ENOMEM);
+                r.release();
+                // `ev` and `child` (its `CmId` with it) are dropped on return.
+                return pending.refuse(ENOMEM);
             }
             // From here on nothing fails: the child owns the id.
-            unattached.attach(child.clone());
-            CONTEXTS.lock().publish(r, child);
+            let outcome = pending.attach(child.clone());
+            r.publish(child);
             listener.requests_queued.add(1, Relaxed);
             inner.push_event(ev);
-        }
+            outcome
+        };
         file.wake_reader();
-        Ok(())
+        outcome
     }
 
     /// MIGRATE_ID: moves this context of `from` (with its queued events) to
@@ -781,21 +787,22 @@ impl CmHandler for Context {
     }
 
     /// A connect request on listener `listener`: creates the child context
-    /// and queues the request. On error rdma_cm destroys the new id, and
-    /// ib_cm drops the request without a reject (the peer retries).
-    fn connect_request(
+    /// and queues the request. Refused, rdma_cm destroys the new id, and
+    /// ib_cm drops the request without a reject (the peer retries), as
+    /// C's `-ENOMEM` does.
+    fn connect_request<'a>(
         listener: ArcBorrow<'_, Context>,
-        req: ConnectRequest<Context>,
+        req: ConnectRequest<'a, Context>,
         ev: &CmEvent<'_, Context>,
-    ) -> Result {
+    ) -> ConnectOutcome<'a> {
         let listener: Arc<Context> = listener.into();
         if !listener.backlog_take() {
-            return Err(ENOMEM);
+            return req.refuse(ENOMEM);
         }
-        let ret = Self::try_connect_request(&listener, req, ev);
-        if ret.is_err() {
+        let outcome = Self::try_connect_request(&listener, req, ev);
+        if outcome.is_refused() {
             listener.backlog_put();
         }
-        ret.map_err(|_| ENOMEM)
+        outcome
     }
 }

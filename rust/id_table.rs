@@ -24,6 +24,13 @@ use core::{
 use kernel::{
     bindings,
     prelude::*,
+    sync::atomic::{
+        ordering::{
+            Acquire,
+            Release, //
+        },
+        Atomic, //
+    },
     types::{
         ForeignOwnable,
         Opaque, //
@@ -31,18 +38,28 @@ use kernel::{
 };
 
 /// Objects of type `T` (a [`ForeignOwnable`], e.g. `Arc<U>`) numbered by
-/// 32-bit ids.
+/// 32-bit ids. Made empty by a `const` [`IdTable::new`] (so it may be a
+/// `static`); its xarray is initialised on first use.
 ///
 /// # Invariants
 ///
-/// Once [`IdTable::init`] has run, `xa` is an xarray initialised with
+/// Once `state` is [`READY`], `xa` is an xarray initialised with
 /// `XA_FLAGS_ALLOC` whose entries are zero entries (reserved ids, each owned
 /// by one [`Reservation`]) or pointers returned by `T::into_foreign`, owned by
-/// the table.
+/// the table. `state` goes from [`UNINIT`] to [`INITIALISING`] (one thread,
+/// which initialises `xa`) to [`READY`], and stays there.
 pub(crate) struct IdTable<T: ForeignOwnable> {
     xa: Opaque<bindings::xarray>,
+    state: Atomic<u32>,
     _p: PhantomData<T>,
 }
+
+/// `IdTable::state`: `xa` not initialised.
+const UNINIT: u32 = 0;
+/// `IdTable::state`: one thread initialises `xa`.
+const INITIALISING: u32 = 1;
+/// `IdTable::state`: `xa` initialised.
+const READY: u32 = 2;
 
 // SAFETY: the table owns `T`s, which it hands to whichever thread removes
 // them, and its xarray may be used from any thread.
@@ -52,43 +69,76 @@ unsafe impl<T: ForeignOwnable + Send> Send for IdTable<T> {}
 // be `Sync` too.
 unsafe impl<T: ForeignOwnable + Send + Sync> Sync for IdTable<T> {}
 
-/// The right to an id reserved in an [`IdTable`]: given by
+/// The right to an id reserved in one [`IdTable`]: given by
 /// [`IdTableGuard::reserve`] and [`IdTableGuard::unpublish`], consumed by
-/// [`IdTableGuard::publish`] or [`IdTableGuard::release`].
+/// [`Reservation::publish`] or [`Reservation::release`], which lock the
+/// table it was given by (so it cannot be spent on another table).
 ///
-/// It names its table's type, so a reservation of one table cannot be
-/// spent on a table of another type.
-#[must_use = "a reserved id is freed only by IdTableGuard::release or published"]
-pub(crate) struct Reservation<T> {
+/// # Invariants
+///
+/// `id` is reserved (a zero entry) in `table`, and this is its only
+/// `Reservation`.
+#[must_use = "a reserved id is freed only by Reservation::release or published"]
+pub(crate) struct Reservation<'t, T: ForeignOwnable> {
     id: u32,
-    _table: PhantomData<fn(T)>,
+    table: &'t IdTable<T>,
 }
 
-impl<T> Reservation<T> {
+impl<T: ForeignOwnable> Reservation<'_, T> {
     /// The reserved id.
     pub(crate) fn id(&self) -> u32 {
         self.id
     }
+
+    /// Makes `obj` visible under the reserved id.
+    pub(crate) fn publish(self, obj: T) {
+        let guard = self.table.lock();
+        let p = obj.into_foreign();
+        // SAFETY: the lock is held. Replacing an existing (zero) entry
+        // allocates nothing, so this cannot fail. By the invariant the slot
+        // holds the zero entry and is no one else's.
+        // INVARIANT: the slot now owns a pointer from `T::into_foreign`.
+        unsafe { bindings::__xa_store(guard.xa(), self.id as usize, p, 0) };
+    }
+
+    /// Frees the reserved id.
+    pub(crate) fn release(self) {
+        let guard = self.table.lock();
+        // SAFETY: the lock is held; by the invariant the slot holds the zero
+        // entry, so nothing the table owns is dropped.
+        unsafe { bindings::__xa_erase(guard.xa(), self.id as usize) };
+    }
 }
 
 impl<T: ForeignOwnable> IdTable<T> {
-    /// A table to be initialised with [`IdTable::init`] before any use.
-    pub(crate) const fn uninit() -> Self {
+    /// An empty table.
+    pub(crate) const fn new() -> Self {
+        // INVARIANT: not `READY`: nothing is claimed of `xa` yet.
         IdTable {
             xa: Opaque::uninit(),
+            state: Atomic::new(UNINIT),
             _p: PhantomData,
         }
     }
 
-    /// Initialises the table, empty.
-    ///
-    /// # Safety
-    ///
-    /// Called once, before any other method, while nothing else uses the table.
-    pub(crate) unsafe fn init(&self) {
-        // SAFETY: `xa` is valid for writes and not in use, as guaranteed by the caller.
-        unsafe { bindings::xa_init_flags(self.xa.get(), bindings::XA_FLAGS_ALLOC) };
-        // INVARIANT: initialised, empty, with XA_FLAGS_ALLOC.
+    /// Initialises the xarray, once, before its first use.
+    fn ensure_init(&self) {
+        if self.state.load(Acquire) == READY {
+            return;
+        }
+        if self.state.cmpxchg(UNINIT, INITIALISING, Acquire).is_ok() {
+            // SAFETY: `xa` is valid for writes, and this thread alone moved
+            // the table out of `UNINIT`, so nothing else touches `xa` until
+            // `READY` is published below.
+            unsafe { bindings::xa_init_flags(self.xa.get(), bindings::XA_FLAGS_ALLOC) };
+            // INVARIANT: initialised, empty, with XA_FLAGS_ALLOC.
+            self.state.store(READY, Release);
+            return;
+        }
+        // Another thread initialises it: a few stores.
+        while self.state.load(Acquire) != READY {
+            core::hint::spin_loop();
+        }
     }
 
     /// Drops every object still in the table and frees its memory; the table
@@ -96,11 +146,12 @@ impl<T: ForeignOwnable> IdTable<T> {
     ///
     /// # Safety
     ///
-    /// The table was initialised, and no other thread uses it any more.
+    /// No other thread uses the table any more.
     pub(crate) unsafe fn destroy(&self) {
+        self.ensure_init();
         let mut index: usize = 0;
         loop {
-            // SAFETY: the table is initialised; `xa_find` takes its own locks
+            // SAFETY: the table is initialised (above); `xa_find` takes its own locks
             // and skips zero entries.
             let p = unsafe {
                 bindings::xa_find(self.xa.get(), &mut index, usize::MAX, bindings::XA_PRESENT)
@@ -120,7 +171,8 @@ impl<T: ForeignOwnable> IdTable<T> {
 
     /// Takes the table's lock (a spinlock: nothing may sleep under it).
     pub(crate) fn lock(&self) -> IdTableGuard<'_, T> {
-        // SAFETY: by the type invariant the xarray is initialised.
+        self.ensure_init();
+        // SAFETY: the xarray is initialised (above, and by the invariant).
         unsafe { bindings::xa_lock(self.xa.get()) };
         IdTableGuard { table: self }
     }
@@ -138,7 +190,7 @@ impl<T: ForeignOwnable> Drop for IdTableGuard<'_, T> {
     }
 }
 
-impl<T: ForeignOwnable> IdTableGuard<'_, T> {
+impl<'a, T: ForeignOwnable> IdTableGuard<'a, T> {
     fn xa(&self) -> *mut bindings::xarray {
         self.table.xa.get()
     }
@@ -146,7 +198,7 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
     /// Reserves the lowest free id (`xa_alloc` of a NULL entry), allocating
     /// with `gfp`. May drop and retake the lock to allocate. `ENOMEM` when
     /// the ids or the memory run out, as in C.
-    pub(crate) fn reserve(&mut self, gfp: bindings::gfp_t) -> Result<Reservation<T>> {
+    pub(crate) fn reserve(&mut self, gfp: bindings::gfp_t) -> Result<Reservation<'a, T>> {
         let mut id: u32 = 0;
         let limit = bindings::xa_limit {
             max: u32::MAX,
@@ -158,20 +210,12 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         if ret != 0 {
             return Err(ENOMEM);
         }
+        // INVARIANT: `id` now holds the zero entry, reserved for this
+        // `Reservation` alone.
         Ok(Reservation {
             id,
-            _table: PhantomData,
+            table: self.table,
         })
-    }
-
-    /// Makes `obj` visible under the reserved id.
-    pub(crate) fn publish(&mut self, r: Reservation<T>, obj: T) {
-        let p = obj.into_foreign();
-        // SAFETY: the lock is held. Replacing an existing (zero) entry
-        // allocates nothing, so this cannot fail. The reservation proves the
-        // slot holds the zero entry and is no one else's.
-        // INVARIANT: the slot now owns a pointer from `T::into_foreign`.
-        unsafe { bindings::__xa_store(self.xa(), r.id as usize, p, 0) };
     }
 
     /// The published object `id`, if any.
@@ -193,7 +237,7 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         &mut self,
         id: u32,
         is_it: impl FnOnce(T::Borrowed<'_>) -> bool,
-    ) -> Option<(T, Reservation<T>)> {
+    ) -> Option<(T, Reservation<'a, T>)> {
         // SAFETY: the lock is held.
         let p = unsafe { bindings::xa_load(self.xa(), id as usize) };
         if p.is_null() {
@@ -208,19 +252,15 @@ impl<T: ForeignOwnable> IdTableGuard<'_, T> {
         // entry it allocates nothing.
         unsafe { bindings::__xa_store(self.xa(), id as usize, null_mut(), 0) };
         // SAFETY: `p` came from `T::into_foreign` and is out of the table.
+        let obj = unsafe { T::from_foreign(p) };
+        // INVARIANT: the slot holds the zero entry, reserved for this
+        // `Reservation` alone (its object was taken, once, under the lock).
         Some((
-            unsafe { T::from_foreign(p) },
+            obj,
             Reservation {
                 id,
-                _table: PhantomData,
+                table: self.table,
             },
         ))
-    }
-
-    /// Frees a reserved id.
-    pub(crate) fn release(&mut self, r: Reservation<T>) {
-        // SAFETY: the lock is held; the reservation proves the slot holds the
-        // zero entry, so nothing the table owns is dropped.
-        unsafe { bindings::__xa_erase(self.xa(), r.id as usize) };
     }
 }

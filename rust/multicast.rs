@@ -79,7 +79,7 @@ impl Multicast {
         let mc = match mc {
             Ok(mc) => mc,
             Err(e) => {
-                MULTICASTS.lock().release(r);
+                r.release();
                 return Err(e.into());
             }
         };
@@ -99,11 +99,11 @@ impl Multicast {
             // under M first, finds every join its id kept published.
             Ok(()) => {
                 ctx.count_join(true);
-                MULTICASTS.lock().publish(r, mc);
+                r.publish(mc);
             }
             Err(_) => {
                 drop(st);
-                MULTICASTS.lock().release(r);
+                r.release();
             }
         }
         joined
@@ -135,7 +135,7 @@ impl Multicast {
         }
         drop(st);
         drop(left);
-        MULTICASTS.lock().release(r);
+        r.release();
         Ok(mc.events_reported.load(Relaxed))
     }
 
@@ -149,7 +149,7 @@ impl Multicast {
                 .lock()
                 .unpublish(mc.id, |m| core::ptr::eq(&*m, &*mc));
             if let Some((table_ref, r)) = taken {
-                MULTICASTS.lock().release(r);
+                r.release();
                 drop(table_ref);
             }
         }

@@ -32,13 +32,14 @@ unsafe impl Sync for OwnedQueue {}
 impl OwnedQueue {
     /// Allocates an unbound queue named `name`.
     pub(crate) fn new(name: &'static CStr) -> Result<Self> {
-        // SAFETY: `name` is a NUL-terminated string without format
-        // directives, passed as the format.
+        // SAFETY: the format is a NUL-terminated `%s`, and its one argument
+        // `name` a NUL-terminated string (`alloc_workqueue()` copies it).
         let ptr = unsafe {
             bindings::alloc_workqueue_noprof(
-                as_char_ptr_in_const_context(name),
+                as_char_ptr_in_const_context(c"%s"),
                 bindings::wq_flags_WQ_UNBOUND,
                 0,
+                name.as_char_ptr(),
             )
         };
         // INVARIANT: a queue fresh from alloc_workqueue().

@@ -5,9 +5,9 @@
 //! C header: [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h)
 //!
 //! The user implements [`CmHandler`] for the object an id's events go to,
-//! creates ids with [`CmId::create`] and attaches them to such an object
+//! creates ids with [`CmId::new`] and attaches them to such an object
 //! (an [`Arc`]); the generic handler [`cm_event_handler`] hands every event
-//! to it. This file imports nothing from the rest of the module but the
+//! to it. A [`CmId`] owns its id: dropping it destroys the id. This file imports nothing from the rest of the module but the
 //! bindings, and every `unsafe` operation on rdma_cm objects lives here.
 //!
 //! The rules of the C API, as this abstraction relies on them:
@@ -17,9 +17,11 @@
 //!   handler; afterwards no handler runs for that id. A handler must not
 //!   destroy its own id.
 //! - On `RDMA_CM_EVENT_CONNECT_REQUEST` the handler is given a *new* id whose
-//!   `context` is still the listener's. A non-zero return makes rdma_cm
-//!   destroy the new id; `-ENOMEM` in particular makes ib_cm drop the request
-//!   silently (the peer retries).
+//!   `context` is still the listener's, under the new id's handler lock and
+//!   the listener's. A non-zero return makes rdma_cm destroy the new id;
+//!   `-ENOMEM` in particular makes ib_cm drop the request silently (the
+//!   peer retries). So the abstraction, not the user, picks the return:
+//!   non-zero only when no [`CmId`] owns the new id.
 //! - Multicast events carry the join's `context` in `param.ud.private_data`;
 //!   after `rdma_leave_multicast()` or `rdma_destroy_id()` has returned, no
 //!   handler runs with it.
@@ -27,6 +29,7 @@
 //!   the id's handler lock.
 
 use core::{
+    cell::Cell,
     marker::PhantomData,
     ops::Deref,
     ptr::NonNull, //
@@ -46,8 +49,20 @@ use kernel::{
     },
     prelude::*,
     sync::{
+        atomic::{
+            ordering::{
+                Acquire,
+                Full,
+                Release, //
+            },
+            Atomic, //
+        },
         Arc,
         ArcBorrow, //
+    },
+    transmute::{
+        AsBytes,
+        FromBytes, //
     },
     types::Opaque,
 };
@@ -253,25 +268,10 @@ pub(crate) const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::ib_user_ser
 // C copies the kernel's service records as the uAPI's, byte for byte.
 const _: () = assert!(core::mem::size_of::<sys::sa_service_rec>() == SERVICE_REC_SIZE);
 
-/// Views a plain C struct as bytes.
-///
-/// # Safety
-///
-/// `T` must be a `repr(C)` struct without padding bytes.
-unsafe fn c_bytes<T>(v: &T) -> &[u8] {
-    // SAFETY: the caller guarantees every byte of `T` is initialised.
-    unsafe { core::slice::from_raw_parts(core::ptr::from_ref(v).cast(), core::mem::size_of::<T>()) }
-}
-
 /// Copies a plain C struct into an array of its size.
-///
-/// # Safety
-///
-/// `T` must be a `repr(C)` struct without padding bytes, of `N` bytes.
-unsafe fn c_image<T, const N: usize>(v: &T) -> [u8; N] {
+fn image<T: AsBytes, const N: usize>(v: &T) -> [u8; N] {
     let mut out = [0u8; N];
-    // SAFETY: as guaranteed by the caller.
-    let b = unsafe { c_bytes(v) };
+    let b = v.as_bytes();
     let n = N.min(b.len());
     out[..n].copy_from_slice(&b[..n]);
     out
@@ -287,13 +287,14 @@ pub(crate) trait CmHandler: Send + Sync + Sized {
     fn event(this: ArcBorrow<'_, Self>, id: &RdmaCmId, ev: &CmEvent<'_, Self>);
 
     /// A connect request on the listener `this`; the new id is `req`'s.
-    /// Runs under the new id's handler lock. On error rdma_cm destroys the
-    /// new id (`ENOMEM`: without rejecting the request).
-    fn connect_request(
+    /// Runs under the new id's handler lock (and the listener's). The
+    /// outcome says whether the id was taken into an owner or refused; see
+    /// [`ConnectRequest`].
+    fn connect_request<'a>(
         this: ArcBorrow<'_, Self>,
-        req: ConnectRequest<Self>,
+        req: ConnectRequest<'a, Self>,
         ev: &CmEvent<'_, Self>,
-    ) -> Result;
+    ) -> ConnectOutcome<'a>;
 
     /// Called first in the event handler of an id whose object is `this`
     /// (for a connect request: the listener's), before [`Self::event`] or
@@ -459,8 +460,7 @@ impl RdmaCmId {
         let mut up: sys::ib_user_path_rec = Default::default();
         // SAFETY: both records are valid locals.
         unsafe { sys::ib_copy_path_rec_to_user(&mut up, &mut rec) };
-        // SAFETY: `ib_user_path_rec` is a uAPI struct without padding.
-        Some(unsafe { c_image(&up) })
+        Some(image(&up))
     }
 
     /// Path record `i` in wire format (an OPA record converted to IB first).
@@ -686,20 +686,86 @@ impl<J> Joins<J> {
     }
 }
 
-/// An rdma_cm id whose events go to an `H`.
+/// What an id's `context` word holds. This file accesses the word only
+/// atomically. rdma_cm itself reads the word of a listening id (to copy it
+/// into a connect request's new id): the word of a used id changes only
+/// while it is a connect request's new id, which listens to nothing then.
+///
+/// - null: no handler object yet; events are ignored.
+/// - an `Arc<H>` pointer: the handler object; the id owns that reference.
+/// - an `Arc<H>` pointer, or null, with bit 0 set ([`PENDING`]): the new
+///   id of a connect request, owned by a [`CmId`] while the request's
+///   handler still runs. The handler's return makes it the plain word
+///   (rdma_cm keeps the id), or sees [`REFUSED`].
+/// - [`REFUSED`]: the [`CmId`] of such a new id was dropped before the
+///   request's handler returned; the handler returns an error and rdma_cm
+///   destroys the id.
+///
+/// `Arc<H>` pointers are aligned to at least 4 bytes (an `Arc` begins with
+/// its 32-bit reference count), so neither tag is one.
+const PENDING: usize = 1;
+/// See [`PENDING`].
+const REFUSED: usize = 2;
+
+const _: () = assert!(core::mem::align_of::<bindings::refcount_t>() >= 4);
+
+/// A decoded `context` word.
+enum Word<H> {
+    Unattached,
+    Attached(*const H),
+    Pending(*const H),
+    Refused,
+}
+
+impl<H> Word<H> {
+    fn decode(raw: *mut c_void) -> Self {
+        let bits = raw as usize;
+        if bits == REFUSED {
+            Word::Refused
+        } else if bits & PENDING != 0 {
+            Word::Pending((bits & !PENDING) as *const H)
+        } else if bits == 0 {
+            Word::Unattached
+        } else {
+            Word::Attached(raw.cast_const().cast())
+        }
+    }
+}
+
+/// The `context` word of the live id `id`, as an atomic.
+///
+/// # Safety
+///
+/// `id` points to a live `rdma_cm_id` for `'a`, made with
+/// `cm_event_handler` as handler (so that its word is accessed as
+/// [`PENDING`] describes: never written by anyone while rdma_cm reads it).
+unsafe fn context_word<'a>(id: *mut sys::rdma_cm_id) -> &'a Atomic<*mut c_void> {
+    // SAFETY: the field is valid and aligned for `'a`; every concurrent
+    // access to it is one of this file's atomic ones, as guaranteed by the
+    // caller.
+    unsafe { Atomic::from_ptr(&raw mut (*id).context) }
+}
+
+/// An rdma_cm id whose events go to an `H`: it owns the id, and destroys it
+/// when dropped (or by [`CmId::destroy`]).
 ///
 /// # Invariants
 ///
-/// `ptr` is a live `rdma_cm_id` created by `rdma_create_user_id()` (or
-/// handed over by a connect request) with `cm_event_handler::<H>` as
-/// handler. Its `context` is null or the pointer of an `Arc<H>` reference
-/// that this `CmId` owns. Every join in `joins` was given to
-/// `rdma_join_multicast()` as the context of its address and not left;
-/// `joins` owns a reference to each. The id is destroyed only by
-/// [`CmId::destroy`].
+/// `ptr` is a live `rdma_cm_id`, made by `rdma_create_user_id()` or by
+/// rdma_cm for a connect request, with `cm_event_handler::<H>` as handler,
+/// that nothing but this `CmId` destroys. Its `context` word (see
+/// [`PENDING`]) is null, an `Arc<H>` this `CmId` owns a reference of, or,
+/// while the connect request that made the id is handled, one of those
+/// tagged [`PENDING`]; never [`REFUSED`]. Every join in `joins` was given
+/// to `rdma_join_multicast()` as the context of its address and not left;
+/// `joins` owns a reference to each.
 pub(crate) struct CmId<H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
     joins: Joins<H::Join>,
+    /// Whether the id was given to rdma_cm for anything (a connect
+    /// request's new id always was): from then on rdma_cm may read its
+    /// `context` word, and [`CmId::attach`] refuses.
+    used: Cell<bool>,
     _handler: PhantomData<Arc<H>>,
 }
 
@@ -711,12 +777,9 @@ unsafe impl<H: CmHandler> Send for CmId<H> {}
 
 impl<H: CmHandler> Drop for CmId<H> {
     fn drop(&mut self) {
-        // A `CmId` goes away without `destroy` only unused (see
-        // `ConnectRequest::into_cm_id`), so without joins. Were it to have
-        // any, rdma_cm would still hold them: leak them rather than free
-        // them under it.
-        let joins = core::mem::take(&mut self.joins);
-        core::mem::forget(joins);
+        let (handler, joins) = self.close();
+        drop(handler);
+        drop(joins);
     }
 }
 
@@ -735,10 +798,10 @@ fn to_ulong(ms: u32) -> c_ulong {
 }
 
 impl<H: CmHandler> CmId<H> {
-    /// `rdma_create_user_id()`: a new id in the caller's network namespace.
-    /// Events are ignored until the returned [`Unattached`] is attached,
-    /// which must happen before the id is used.
-    pub(crate) fn create(ps: PortSpace, qp_type: QpType) -> Result<(Self, Unattached<H>)> {
+    /// `rdma_create_user_id()`: a new id in the caller's network namespace,
+    /// without a handler object: its events are ignored until
+    /// [`CmId::attach`] gives it one (an id is quiet until it is used).
+    pub(crate) fn new(ps: PortSpace, qp_type: QpType) -> Result<Self> {
         // SAFETY: the handler is a valid `rdma_cm_event_handler`; a null
         // context is allowed and handled by it.
         let raw = unsafe {
@@ -750,43 +813,108 @@ impl<H: CmHandler> CmId<H> {
             )
         };
         let ptr = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
-        // INVARIANT: created with our handler, null context, no joins.
-        Ok((Self::from_ptr(ptr), Unattached::new(ptr)))
-    }
-
-    fn from_ptr(ptr: NonNull<sys::rdma_cm_id>) -> Self {
-        CmId {
+        // INVARIANT: created with our handler and a null context, no joins;
+        // only this `CmId` destroys it.
+        Ok(CmId {
             ptr,
             joins: Joins::default(),
+            used: Cell::new(false),
             _handler: PhantomData,
+        })
+    }
+
+    fn word(&self) -> &Atomic<*mut c_void> {
+        // SAFETY: by the invariant the id is live while `self` is, with our
+        // handler.
+        unsafe { context_word(self.ptr.as_ptr()) }
+    }
+
+    /// The id, for a call that hands it to rdma_cm.
+    fn used_raw(&self) -> *mut sys::rdma_cm_id {
+        self.used.set(true);
+        self.raw()
+    }
+
+    /// Makes `handler` the object the id's events are delivered to; the id
+    /// keeps that reference until it is destroyed. Only before the id is
+    /// used (before any other call on it; a connect request's new id gets
+    /// its object through [`PendingAttach`]), when nothing else reads its
+    /// `context`: `Err(handler)` after that, or if it has one already.
+    ///
+    /// The id keeps the object alive: an object that owns its `CmId` is
+    /// freed only once the id is destroyed ([`CmId::destroy`], or the
+    /// `CmId` taken out of it and dropped).
+    pub(crate) fn attach(&self, handler: Arc<H>) -> Result<(), Arc<H>> {
+        if self.used.get() {
+            return Err(handler);
+        }
+        let raw = Arc::into_raw(handler).cast_mut().cast::<c_void>();
+        // INVARIANT: an unused id's word is null until set here, once.
+        match self.word().cmpxchg(core::ptr::null_mut(), raw, Full) {
+            Ok(_) => Ok(()),
+            // SAFETY: `raw` came from `Arc::into_raw` above and was not stored.
+            Err(_) => Err(unsafe { Arc::from_raw(raw.cast_const().cast()) }),
         }
     }
 
-    /// `rdma_destroy_id()`: afterwards no handler runs for the id and its
-    /// groups are left. Returns the handler reference the id held and its
-    /// joins, for the caller to drop outside its locks.
-    pub(crate) fn destroy(mut self) -> (Option<Arc<H>>, Joins<H::Join>) {
-        let raw = self.raw();
-        // SAFETY: `ptr` is live until the destroy below.
-        let ctx = unsafe { (*raw).context };
-        // SAFETY: `ptr` is live and, `self` being consumed, destroyed once.
-        unsafe { sys::rdma_destroy_id(raw) };
-        let ctx = if ctx.is_null() {
-            None
-        } else {
-            // SAFETY: by the invariant the context was an `Arc<H>` this id
-            // owned; the id is destroyed, so no handler can use it any more.
-            Some(unsafe { Arc::from_raw(ctx.cast_const().cast::<H>()) })
+    /// Destroys the id (`rdma_destroy_id()`: afterwards no handler runs for
+    /// it and its groups are left), unless it is the new id of a connect
+    /// request whose handler still runs: then that handler's return makes
+    /// rdma_cm destroy it. Returns the handler reference the id held and
+    /// its joins, for the caller to drop outside its locks. Leaves `self`
+    /// without either; called once, by `destroy` or `drop`.
+    fn close(&mut self) -> (Option<Arc<H>>, Joins<H::Join>) {
+        let joins = core::mem::take(&mut self.joins);
+        let word = self.word();
+        let mut cur = word.load(Acquire);
+        let held = loop {
+            match Word::<H>::decode(cur) {
+                Word::Pending(p) => {
+                    // The request's handler runs (here or on another
+                    // thread): refuse, so that it returns an error and
+                    // rdma_cm destroys the id. No other handler can run
+                    // for it meanwhile, and a pending id has no joins.
+                    match word.cmpxchg(cur, REFUSED as *mut c_void, Full) {
+                        Ok(_) => {
+                            // SAFETY: the reference the word held (if any)
+                            // is no longer reachable through it.
+                            let held = (!p.is_null()).then(|| unsafe { Arc::from_raw(p) });
+                            return (held, joins);
+                        }
+                        Err(now) => cur = now,
+                    }
+                }
+                Word::Attached(p) => break Some(p),
+                Word::Unattached => break None,
+                // Not reachable: by the invariant only this `CmId` refuses.
+                Word::Refused => return (None, joins),
+            }
         };
+        // SAFETY: by the invariant the id is live and only this `CmId`
+        // destroys it; `close` runs once.
+        unsafe { sys::rdma_destroy_id(self.ptr.as_ptr()) };
+        // SAFETY: the reference the word held came from `Arc::into_raw`;
+        // the id is destroyed, so no handler can use it any more.
+        let held = held.map(|p| unsafe { Arc::from_raw(p) });
         // The groups are left: the references to the joins are free to go.
-        (ctx, core::mem::take(&mut self.joins))
+        (held, joins)
+    }
+
+    /// Destroys the id now (see [`CmId`]'s `Drop`); returns the handler
+    /// reference the id held and its joins, for the caller to drop outside
+    /// its locks.
+    pub(crate) fn destroy(self) -> (Option<Arc<H>>, Joins<H::Join>) {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        // `this` is not dropped: `close` runs once. Its `joins` are left
+        // empty (no allocation to leak).
+        this.close()
     }
 
     /// `rdma_bind_addr()`.
     pub(crate) fn bind_addr(&self, addr: &SockAddr) -> Result {
         let mut addr = addr.clone();
         // SAFETY: `ptr` is live; `addr` is a valid sockaddr_storage.
-        to_result(unsafe { sys::rdma_bind_addr(self.raw(), addr.as_mut_ptr()) })
+        to_result(unsafe { sys::rdma_bind_addr(self.used_raw(), addr.as_mut_ptr()) })
     }
 
     /// `rdma_resolve_addr()`.
@@ -795,7 +923,7 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: `ptr` is live; both addresses are valid sockaddr_storage.
         to_result(unsafe {
             sys::rdma_resolve_addr(
-                self.raw(),
+                self.used_raw(),
                 src.as_mut_ptr(),
                 dst.as_mut_ptr(),
                 to_ulong(timeout_ms),
@@ -806,13 +934,13 @@ impl<H: CmHandler> CmId<H> {
     /// `rdma_resolve_route()`.
     pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_resolve_route(self.raw(), to_ulong(timeout_ms)) })
+        to_result(unsafe { sys::rdma_resolve_route(self.used_raw(), to_ulong(timeout_ms)) })
     }
 
     /// `rdma_listen()`.
     pub(crate) fn listen(&self, backlog: i32) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_listen(self.raw(), backlog) })
+        to_result(unsafe { sys::rdma_listen(self.used_raw(), backlog) })
     }
 
     /// `rdma_connect_ece()`.
@@ -820,27 +948,7 @@ impl<H: CmHandler> CmId<H> {
         let mut p = param.to_c();
         let mut e = ece.to_c();
         // SAFETY: `ptr` is live; `p` points into `param`, which outlives the call.
-        to_result(unsafe { sys::rdma_connect_ece(self.raw(), &mut p, &mut e) })
-    }
-
-    /// `rdma_accept_ece()`, under the handler lock `handler` of this id.
-    pub(crate) fn accept(
-        &self,
-        handler: &HandlerGuard<'_, H>,
-        param: Option<&ConnParams<'_>>,
-        ece: Ece,
-    ) -> Result {
-        if !core::ptr::eq(handler.id, self) {
-            return Err(EINVAL);
-        }
-        let mut p = param.map(ConnParams::to_c);
-        let mut e = ece.to_c();
-        let pp = p
-            .as_mut()
-            .map_or(core::ptr::null_mut(), core::ptr::from_mut);
-        // SAFETY: `ptr` is live; `pp` is null or valid; the handler lock is
-        // held (checked above), as rdma_accept requires for user ids.
-        to_result(unsafe { sys::rdma_accept_ece(self.raw(), pp, &mut e) })
+        to_result(unsafe { sys::rdma_connect_ece(self.used_raw(), &mut p, &mut e) })
     }
 
     /// `rdma_reject()`.
@@ -848,20 +956,20 @@ impl<H: CmHandler> CmId<H> {
         let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
         // SAFETY: `ptr` is live; the private data outlives the call.
         to_result(unsafe {
-            sys::rdma_reject(self.raw(), private_data.as_ptr().cast(), len, reason.0)
+            sys::rdma_reject(self.used_raw(), private_data.as_ptr().cast(), len, reason.0)
         })
     }
 
     /// `rdma_disconnect()`.
     pub(crate) fn disconnect(&self) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_disconnect(self.raw()) })
+        to_result(unsafe { sys::rdma_disconnect(self.used_raw()) })
     }
 
     /// `rdma_notify()`.
     pub(crate) fn notify(&self, event: u32) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_notify(self.raw(), event) })
+        to_result(unsafe { sys::rdma_notify(self.used_raw(), event) })
     }
 
     /// `rdma_init_qp_attr()` then `ib_copy_qp_attr_to_user()`: the
@@ -873,7 +981,7 @@ impl<H: CmHandler> CmId<H> {
         };
         let mut mask: c_int = 0;
         // SAFETY: `ptr` is live; `attr` and `mask` are valid for writes.
-        to_result(unsafe { sys::rdma_init_qp_attr(self.raw(), &mut attr, &mut mask) })?;
+        to_result(unsafe { sys::rdma_init_qp_attr(self.used_raw(), &mut attr, &mut mask) })?;
         let mut resp = sys::ib_uverbs_qp_attr {
             // CAST: the mask is a bit set; the uAPI field is its u32 image.
             qp_attr_mask: mask as u32,
@@ -882,32 +990,31 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: `ptr` is live and has a device (rdma_init_qp_attr succeeded);
         // `resp` and `attr` are valid.
         unsafe { sys::ib_copy_qp_attr_to_user(self.device(), &mut resp, &mut attr) };
-        // SAFETY: `ib_uverbs_qp_attr` is a uAPI struct without padding.
-        Ok(unsafe { c_image(&resp) })
+        Ok(image(&resp))
     }
 
     /// `rdma_set_service_type()`.
     pub(crate) fn set_service_type(&self, tos: u8) {
         // SAFETY: `ptr` is live.
-        unsafe { sys::rdma_set_service_type(self.raw(), tos.into()) }
+        unsafe { sys::rdma_set_service_type(self.used_raw(), tos.into()) }
     }
 
     /// `rdma_set_reuseaddr()`.
     pub(crate) fn set_reuseaddr(&self, on: bool) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_set_reuseaddr(self.raw(), on.into()) })
+        to_result(unsafe { sys::rdma_set_reuseaddr(self.used_raw(), on.into()) })
     }
 
     /// `rdma_set_afonly()`.
     pub(crate) fn set_afonly(&self, on: bool) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_set_afonly(self.raw(), on.into()) })
+        to_result(unsafe { sys::rdma_set_afonly(self.used_raw(), on.into()) })
     }
 
     /// `rdma_set_ack_timeout()`.
     pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
         // SAFETY: `ptr` is live.
-        to_result(unsafe { sys::rdma_set_ack_timeout(self.raw(), timeout) })
+        to_result(unsafe { sys::rdma_set_ack_timeout(self.used_raw(), timeout) })
     }
 
     /// `rdma_resolve_ib_service()` with a `struct rdma_ucm_ib_service` image.
@@ -915,17 +1022,9 @@ impl<H: CmHandler> CmId<H> {
         &self,
         ibs: &[u8; core::mem::size_of::<sys::rdma_ucm_ib_service>()],
     ) -> Result {
-        let mut svc: sys::rdma_ucm_ib_service = Default::default();
-        // SAFETY: `svc` is a plain uAPI struct of exactly `ibs.len()` bytes.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                ibs.as_ptr(),
-                core::ptr::from_mut(&mut svc).cast::<u8>(),
-                ibs.len(),
-            )
-        };
+        let mut svc = sys::rdma_ucm_ib_service::from_bytes_copy(ibs).ok_or(EINVAL)?;
         // SAFETY: `ptr` is live; `svc` is valid for the call.
-        to_result(unsafe { sys::rdma_resolve_ib_service(self.raw(), &mut svc) })
+        to_result(unsafe { sys::rdma_resolve_ib_service(self.used_raw(), &mut svc) })
     }
 
     /// `rdma_set_ib_path()` with a path record in wire format (converted to
@@ -950,7 +1049,7 @@ impl<H: CmHandler> CmId<H> {
             rec = opa;
         }
         // SAFETY: `ptr` is live; `rec` is valid for the call.
-        to_result(unsafe { sys::rdma_set_ib_path(self.raw(), &mut rec) })
+        to_result(unsafe { sys::rdma_set_ib_path(self.used_raw(), &mut rec) })
     }
 
     /// `rdma_join_multicast()` of `addr`, with `join` as the context its
@@ -969,6 +1068,14 @@ impl<H: CmHandler> CmId<H> {
         if self.joins.iter().any(|(a, _)| a == addr) {
             return Err(EADDRINUSE);
         }
+        // A connect request's new id joins nothing before its request is
+        // handled (see `CmId::close`).
+        if matches!(
+            Word::<H>::decode(self.word().load(Acquire)),
+            Word::Pending(_)
+        ) {
+            return Err(EBUSY);
+        }
         // Room first: once joined, the reference must be kept.
         self.joins.list.reserve(1, gfp)?;
         let mut a = addr.clone();
@@ -976,7 +1083,7 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: `ptr` is live; `a` is valid; `ctx` stays alive while
         // joined, `joins` owning a reference to it.
         to_result(unsafe {
-            sys::rdma_join_multicast(self.raw(), a.as_mut_ptr(), join_state.0, ctx)
+            sys::rdma_join_multicast(self.used_raw(), a.as_mut_ptr(), join_state.0, ctx)
         })?;
         // INVARIANT: the joined context is kept in `joins`. The room was
         // reserved above, so the push succeeds; were it to fail, the
@@ -994,7 +1101,7 @@ impl<H: CmHandler> CmId<H> {
     /// it. Returns the id's reference to it; `None` if it is not a join of
     /// this id.
     pub(crate) fn leave_multicast(&mut self, join: &Arc<H::Join>) -> Option<Arc<H::Join>> {
-        let raw = self.raw();
+        let raw = self.used_raw();
         let list = &mut self.joins.list;
         let i = list.iter().position(|j| Arc::ptr_eq(&j.join, join))?;
         let mut addr = list[i].addr.clone();
@@ -1005,15 +1112,17 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// Takes the id's handler lock: no event handler runs for it until the
-    /// guard is dropped.
+    /// guard is dropped. (Taken by the handler of the id itself, a connect
+    /// request's included, it deadlocks.)
     pub(crate) fn lock_handler(&self) -> HandlerGuard<'_, H> {
         // SAFETY: `ptr` is live.
-        unsafe { sys::rdma_lock_handler(self.raw()) };
+        unsafe { sys::rdma_lock_handler(self.used_raw()) };
         HandlerGuard { id: self }
     }
 }
 
-/// The handler lock of a [`CmId`], held until dropped.
+/// The handler lock of a [`CmId`], held until dropped: the calls that
+/// rdma_cm makes under it for ids of users.
 pub(crate) struct HandlerGuard<'a, H: CmHandler> {
     id: &'a CmId<H>,
 }
@@ -1025,19 +1134,59 @@ impl<H: CmHandler> Drop for HandlerGuard<'_, H> {
     }
 }
 
-/// The new id of a connect request, inside its handler.
+impl<H: CmHandler> HandlerGuard<'_, H> {
+    /// `rdma_accept_ece()` of the locked id, as rdma_cm requires of an id
+    /// made by `rdma_create_user_id()`.
+    pub(crate) fn accept(&self, param: Option<&ConnParams<'_>>, ece: Ece) -> Result {
+        let mut p = param.map(ConnParams::to_c);
+        let mut e = ece.to_c();
+        let pp = p
+            .as_mut()
+            .map_or(core::ptr::null_mut(), core::ptr::from_mut);
+        // SAFETY: the id is live while borrowed; `pp` is null or valid; its
+        // handler lock is held (`self`).
+        to_result(unsafe { sys::rdma_accept_ece(self.id.raw(), pp, &mut e) })
+    }
+}
+
+/// The new id of a connect request, inside the request's handler
+/// ([`CmHandler::connect_request`]), which holds the id's handler lock.
+///
+/// The handler either refuses the request ([`ConnectRequest::refuse`]: its
+/// error makes rdma_cm destroy the new id) or takes the id
+/// ([`ConnectRequest::take`]) into a [`CmId`]: then the request is
+/// accepted if that `CmId` is still alive when the handler returns, and
+/// refused (rdma_cm destroys the id, `ENOMEM`) if it was dropped before.
+/// Either way nothing that owns the id meets rdma_cm's destruction.
 ///
 /// # Invariants
 ///
 /// `ptr` is the live id rdma_cm created for the request, with
-/// `cm_event_handler::<H>` as handler; that handler is running, so no
-/// other handler runs for it.
-pub(crate) struct ConnectRequest<H: CmHandler> {
+/// `cm_event_handler::<H>` as handler, whose connect-request handler runs
+/// for `'a`; its `context` word is still the listener's.
+pub(crate) struct ConnectRequest<'a, H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
     _handler: PhantomData<Arc<H>>,
+    _request: PhantomData<fn(&'a ()) -> &'a ()>,
 }
 
-impl<H: CmHandler> ConnectRequest<H> {
+/// What a connect request's handler did with the request; made only by
+/// [`ConnectRequest::refuse`] and [`PendingAttach::attach`] (or its drop).
+#[must_use = "return it from CmHandler::connect_request"]
+pub(crate) struct ConnectOutcome<'a> {
+    refused: Option<Error>,
+    _request: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl ConnectOutcome<'_> {
+    /// Whether the handler refused the request (or could not take it):
+    /// rdma_cm destroys the new id.
+    pub(crate) fn is_refused(&self) -> bool {
+        self.refused.is_some()
+    }
+}
+
+impl<'a, H: CmHandler> ConnectRequest<'a, H> {
     /// The new id.
     pub(crate) fn id(&self) -> &RdmaCmId {
         // SAFETY: the new id is live while its handler runs, and `self`
@@ -1045,55 +1194,95 @@ impl<H: CmHandler> ConnectRequest<H> {
         unsafe { RdmaCmId::from_raw(self.ptr.as_ptr()) }
     }
 
-    /// Takes ownership of the new id. Until the [`Unattached`] is attached,
-    /// returning an error from the handler still lets rdma_cm destroy the id
-    /// (the `CmId` must then be dropped unused); once attached, the handler
-    /// must return 0.
-    pub(crate) fn into_cm_id(self) -> (CmId<H>, Unattached<H>) {
-        // SAFETY: the id's handler (this one) runs, so nothing else reads
-        // `context`; clearing the listener's borrowed pointer establishes the
-        // `CmId` invariant.
-        unsafe { (*self.ptr.as_ptr()).context = core::ptr::null_mut() };
-        // INVARIANT: live id with our handler, null context, no joins.
-        (CmId::from_ptr(self.ptr), Unattached::new(self.ptr))
-    }
-}
-
-/// The right to set the context of a new id, once.
-///
-/// # Invariants
-///
-/// `ptr` is a live id with `cm_event_handler::<H>` as handler and a null
-/// context, and no event handler can run for it concurrently: it was just
-/// created and not used yet, or its connect-request handler is running.
-pub(crate) struct Unattached<H: CmHandler> {
-    ptr: NonNull<sys::rdma_cm_id>,
-    _handler: PhantomData<Arc<H>>,
-}
-
-impl<H: CmHandler> Unattached<H> {
-    fn new(ptr: NonNull<sys::rdma_cm_id>) -> Self {
-        Unattached {
-            ptr,
-            _handler: PhantomData,
+    /// Refuses the request: the handler returns `err` and rdma_cm destroys
+    /// the new id (`ENOMEM` makes ib_cm drop the request without a reject).
+    pub(crate) fn refuse(self, err: Error) -> ConnectOutcome<'a> {
+        ConnectOutcome {
+            refused: Some(err),
+            _request: PhantomData,
         }
     }
 
-    /// Makes `handler` the object the id's events are delivered to; the id
-    /// owns that reference until [`CmId::destroy`].
-    pub(crate) fn attach(self, handler: Arc<H>) {
+    /// Takes the new id into a [`CmId`], without a handler object until
+    /// the returned [`PendingAttach`] gives it one.
+    pub(crate) fn take(self) -> (CmId<H>, PendingAttach<'a, H>) {
+        // SAFETY: by the invariant the id is live and has our handler.
+        let word = unsafe { context_word(self.ptr.as_ptr()) };
+        // The listener's borrowed pointer goes: the id is pending, without
+        // a handler object. Its handler (the caller) holds the id's handler
+        // lock, so no other handler reads the word meanwhile.
+        word.store(PENDING as *mut c_void, Release);
+        // INVARIANT: a live id with our handler, pending while its request
+        // is handled, no joins; rdma_cm destroys it only on an error return,
+        // which `cm_event_handler` makes only for a refused word.
+        let id = CmId {
+            ptr: self.ptr,
+            joins: Joins::default(),
+            used: Cell::new(true),
+            _handler: PhantomData,
+        };
+        (
+            id,
+            PendingAttach {
+                ptr: self.ptr,
+                _handler: PhantomData,
+                _request: PhantomData,
+            },
+        )
+    }
+}
+
+/// The right to give the taken new id of a connect request its handler
+/// object, inside the request's handler.
+///
+/// # Invariants
+///
+/// `ptr` is the id a [`ConnectRequest`] for `'a` took, with
+/// `cm_event_handler::<H>` as handler; it stays live for `'a` (while the
+/// request's handler runs, rdma_cm destroys it only after that handler
+/// returns, and its `CmId` does not destroy a pending id).
+pub(crate) struct PendingAttach<'a, H: CmHandler> {
+    ptr: NonNull<sys::rdma_cm_id>,
+    _handler: PhantomData<Arc<H>>,
+    _request: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+impl<'a, H: CmHandler> PendingAttach<'a, H> {
+    /// Makes `handler` the object the id's events go to once the request's
+    /// handler has returned (the id keeps the reference until destroyed).
+    /// Refused if the id's `CmId` was dropped meanwhile.
+    pub(crate) fn attach(self, handler: Arc<H>) -> ConnectOutcome<'a> {
+        // SAFETY: by the invariant the id is live for `'a`, with our handler.
+        let word = unsafe { context_word(self.ptr.as_ptr()) };
         let raw = Arc::into_raw(handler).cast_mut().cast::<c_void>();
-        // SAFETY: by the invariant the id is live and its context is neither
-        // read nor written concurrently.
-        unsafe { (*self.ptr.as_ptr()).context = raw };
+        // CAST: the tag of a pending id; see `PENDING`.
+        let tagged = (raw as usize | PENDING) as *mut c_void;
+        // INVARIANT: the word takes the reference made above, if it was
+        // pending without one.
+        match word.cmpxchg(PENDING as *mut c_void, tagged, Full) {
+            Ok(_) => ConnectOutcome {
+                refused: None,
+                _request: PhantomData,
+            },
+            Err(_) => {
+                // SAFETY: `raw` came from `Arc::into_raw` above, not stored.
+                drop(unsafe { Arc::from_raw(raw.cast_const().cast::<H>()) });
+                ConnectOutcome {
+                    refused: Some(ENOMEM),
+                    _request: PhantomData,
+                }
+            }
+        }
     }
 
-    /// Destroys an id that never got a context (its owner could not be
-    /// built); its `CmId` must have been dropped unused.
-    pub(crate) fn destroy(self) {
-        // SAFETY: by the invariant the id is live and unattached, and its
-        // `CmId` was dropped unused, so this is the only destruction.
-        unsafe { sys::rdma_destroy_id(self.ptr.as_ptr()) };
+    /// Gives the id no handler object. If its `CmId` is still alive when
+    /// the request's handler returns, rdma_cm keeps the id (its events are
+    /// ignored until [`CmId::attach`]); if not, the handler returns `err`.
+    pub(crate) fn refuse(self, err: Error) -> ConnectOutcome<'a> {
+        ConnectOutcome {
+            refused: Some(err),
+            _request: PhantomData,
+        }
     }
 }
 
@@ -1217,15 +1406,14 @@ impl<H: CmHandler> CmEvent<'_, H> {
         UdEventParam {
             qp_num: u.qp_num,
             qkey: u.qkey,
-            // SAFETY: `ib_uverbs_ah_attr` is a uAPI struct without padding.
-            ah_attr: unsafe { c_image(&ah) },
+            ah_attr: image(&ah),
             private_data_len: u.private_data_len,
             private_data: self.private_data(u.private_data, u.private_data_len),
         }
     }
 }
 
-/// The event handler of every id made by [`CmId::create`] for an `H`.
+/// The event handler of every id made by [`CmId::new`] for an `H`.
 ///
 /// # Safety
 ///
@@ -1235,15 +1423,22 @@ unsafe extern "C" fn cm_event_handler<H: CmHandler>(
     id: *mut sys::rdma_cm_id,
     event: *mut sys::rdma_cm_event,
 ) -> c_int {
-    // SAFETY: `id` is live for the duration of the handler.
-    let context = unsafe { (*id).context };
-    if context.is_null() {
-        // Not attached yet (see `Unattached::attach`): nothing can be delivered.
-        return 0;
-    }
-    // SAFETY: a non-null context is an `Arc<H>` owned by the id (the
-    // listener's, for a connect request's new id), alive while the handler runs.
-    let this: ArcBorrow<'_, H> = unsafe { ArcBorrow::from_raw(context.cast_const().cast()) };
+    // SAFETY: `id` is live for the duration of the handler, with this
+    // handler.
+    let word = unsafe { context_word(id) }.load(Acquire);
+    // SAFETY: `event` is valid for the duration of the handler.
+    let is_request = unsafe { (*event).event } == EventType::CONNECT_REQUEST.0;
+    let Word::Attached(this) = Word::<H>::decode(word) else {
+        // No handler object (not attached yet, or a listener that never
+        // was): nothing can be delivered, and a connect request's new id
+        // would be nobody's; rdma_cm destroys it on an error.
+        return if is_request { ENOMEM.to_errno() } else { 0 };
+    };
+    // SAFETY: an attached word is an `Arc<H>` the id owns (the listener's,
+    // for a connect request's new id: the listener's handler lock is held
+    // while that runs, so the listener is not destroyed meanwhile), alive
+    // while the handler runs.
+    let this: ArcBorrow<'_, H> = unsafe { ArcBorrow::from_raw(this) };
     let _entered = H::enter_handler(this);
     // SAFETY: as guaranteed by the caller.
     unsafe { handle_event(this, id, event) }
@@ -1269,22 +1464,34 @@ unsafe fn handle_event<H: CmHandler>(
         ev,
         _handler: PhantomData,
     };
-    if ev.kind() == EventType::CONNECT_REQUEST {
-        // SAFETY: `id` is non-null (a live id, as guaranteed by the caller).
-        let ptr = unsafe { NonNull::new_unchecked(id) };
-        // INVARIANT: the new id, inside its handler.
-        let req = ConnectRequest {
-            ptr,
-            _handler: PhantomData,
-        };
-        return match H::connect_request(this, req, &ev) {
-            Ok(()) => 0,
-            Err(e) => e.to_errno(),
-        };
+    if ev.kind() != EventType::CONNECT_REQUEST {
+        // SAFETY: `id` is live for the handler's duration, which the borrow
+        // does not outlive.
+        let idref = unsafe { RdmaCmId::from_raw(id) };
+        H::event(this, idref, &ev);
+        return 0;
     }
-    // SAFETY: `id` is live for the handler's duration, which the borrow
-    // does not outlive.
-    let idref = unsafe { RdmaCmId::from_raw(id) };
-    H::event(this, idref, &ev);
-    0
+    // SAFETY: `id` is non-null (a live id, as guaranteed by the caller).
+    let ptr = unsafe { NonNull::new_unchecked(id) };
+    // INVARIANT: the new id, inside its handler, its word the listener's.
+    let req = ConnectRequest {
+        ptr,
+        _handler: PhantomData,
+        _request: PhantomData,
+    };
+    let outcome = H::connect_request(this, req, &ev);
+    // SAFETY: as above.
+    let word = unsafe { context_word(id) };
+    let cur = word.load(Acquire);
+    if let Word::Pending(p) = Word::<H>::decode(cur) {
+        // Taken, and its `CmId` alive: rdma_cm keeps the id, which from now
+        // on delivers to `p` (or nothing, if null). A `CmId` dropped
+        // meanwhile (on another thread) made it `REFUSED` instead.
+        if word.cmpxchg(cur, p.cast_mut().cast(), Full).is_ok() {
+            return 0;
+        }
+    }
+    // Refused, never taken, or its `CmId` dropped: rdma_cm destroys the id,
+    // which nothing owns.
+    outcome.refused.unwrap_or(ENOMEM).to_errno()
 }

@@ -4,9 +4,11 @@
 //!
 //! Generated at build time by the module's own bindgen step (see `Kbuild`)
 //! from `include/ucma_bindings.h`, against the exact kernel being built for.
-//! Nothing but the generated code lives here; the safe wrappers are in
-//! `rdma_cm.rs`, `misc_device.rs`, `user_input.rs` and `ucma_main.rs`; the
-//! uAPI structs are checked against it in `abi_check.rs`.
+//! Besides the generated code, only the byte-view traits of the plain uAPI
+//! structs that the wrappers copy whole live here (with the check that
+//! they have no padding); the safe wrappers are in `rdma_cm.rs`,
+//! `misc_device.rs`, `user_input.rs` and `ucma_main.rs`; the uAPI structs
+//! are checked against it in `abi_check.rs`.
 
 #![allow(
     dead_code,
@@ -24,10 +26,60 @@
     unused_imports
 )]
 
-use kernel::ffi;
+use kernel::{
+    ffi,
+    transmute::{
+        AsBytes,
+        FromBytes, //
+    },
+};
 use pin_init::MaybeZeroable;
 
 include!(concat!(
     env!("UCMA_RS_OBJ"),
     "/rust/ucma_bindings_generated.rs"
 ));
+
+/// The size of the field that `_field` borrows, which must itself be
+/// plain bytes ([`AsBytes`] and [`FromBytes`]).
+const fn plain_field_size<T, F: AsBytes + FromBytes>(_field: fn(&T) -> &F) -> usize {
+    core::mem::size_of::<F>()
+}
+
+/// Implements [`AsBytes`] and [`FromBytes`] for a bindgen'd C struct whose
+/// every field is listed: the build fails unless the listed fields are
+/// plain bytes themselves and their sizes add up to the struct's (no
+/// padding, no field left out).
+macro_rules! plain_c_struct {
+    ($($t:ident { $($f:ident),+ $(,)? })+) => {$(
+        const _: () = assert!(
+            core::mem::size_of::<$t>() == 0 $(+ plain_field_size(|s: &$t| &s.$f))+
+        );
+        // SAFETY: checked above: every field is plain bytes and together
+        // they cover the struct, so every byte is initialised and any bytes
+        // are a valid value; a bindgen struct has no interior mutability.
+        unsafe impl AsBytes for $t {}
+        // SAFETY: as above.
+        unsafe impl FromBytes for $t {}
+    )+};
+}
+
+plain_c_struct! {
+    ib_uverbs_global_route { dgid, flow_label, sgid_index, hop_limit, traffic_class, reserved }
+    ib_uverbs_ah_attr {
+        grh, dlid, sl, src_path_bits, static_rate, is_global, port_num, reserved
+    }
+    ib_uverbs_qp_attr {
+        qp_attr_mask, qp_state, cur_qp_state, path_mtu, path_mig_state, qkey, rq_psn, sq_psn,
+        dest_qp_num, qp_access_flags, ah_attr, alt_ah_attr, max_send_wr, max_recv_wr,
+        max_send_sge, max_recv_sge, max_inline_data, pkey_index, alt_pkey_index,
+        en_sqd_async_notify, sq_draining, max_rd_atomic, max_dest_rd_atomic, min_rnr_timer,
+        port_num, timeout, retry_cnt, rnr_retry, alt_port_num, alt_timeout, reserved
+    }
+    ib_user_path_rec {
+        dgid, sgid, dlid, slid, raw_traffic, flow_label, reversible, mtu, pkey, hop_limit,
+        traffic_class, numb_path, sl, mtu_selector, rate_selector, rate,
+        packet_life_time_selector, packet_life_time, preference
+    }
+    rdma_ucm_ib_service { service_id, service_name, flags, reserved }
+}

@@ -764,12 +764,12 @@ impl UcmaFile {
         let handler = cm.lock_handler();
         if cmd.conn_param.valid != 0 {
             let param = marshal::conn_params(cm, &cmd.conn_param);
-            cm.accept(&handler, Some(&param), ece)?;
+            handler.accept(Some(&param), ece)?;
             // Under the handler lock: the child's events are delivered from
             // the first one after the accept.
             ctx.set_uid(cmd.uid);
         } else {
-            cm.accept(&handler, None, ece)?;
+            handler.accept(None, ece)?;
         }
         // fdinfo: no event follows the active side's RTU (ACCEPT without
         // parameters: rdma_cm reported CONNECT_RESPONSE, the id has no

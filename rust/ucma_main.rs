@@ -150,10 +150,10 @@ fn ensure_name_free() -> Result {
 
 /// The ids of all contexts of all files, as the C module's `ctx_table`:
 /// global, lowest free id first.
-static CONTEXTS: IdTable<Arc<Context>> = IdTable::uninit();
+static CONTEXTS: IdTable<Arc<Context>> = IdTable::new();
 
 /// The ids of all multicast joins, as the C module's `multicast_table`.
-static MULTICASTS: IdTable<Arc<Multicast>> = IdTable::uninit();
+static MULTICASTS: IdTable<Arc<Multicast>> = IdTable::new();
 
 kernel::sync::global_lock! {
     // SAFETY: `Tables::init` initialises it in module init, before the
@@ -170,24 +170,7 @@ impl Tables {
     fn init() -> Result<Self> {
         // SAFETY: called once, before any other use of `CLOSE_WQ`.
         unsafe { CLOSE_WQ.init() };
-        // SAFETY: called once, before the device that reaches the tables
-        // exists.
-        unsafe {
-            CONTEXTS.init();
-            MULTICASTS.init();
-        }
-        let wq = OwnedQueue::new(c"ucma_rs_close");
-        match wq {
-            Ok(wq) => *CLOSE_WQ.lock() = Some(wq),
-            Err(e) => {
-                // SAFETY: initialised above and never used.
-                unsafe {
-                    CONTEXTS.destroy();
-                    MULTICASTS.destroy();
-                }
-                return Err(e);
-            }
-        }
+        *CLOSE_WQ.lock() = Some(OwnedQueue::new(c"ucma_rs_close")?);
         Ok(Tables)
     }
 }
