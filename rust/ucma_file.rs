@@ -34,12 +34,14 @@ use kernel::{
             mutex::MutexBackend,
             Guard, //
         },
+        new_condvar,
         poll::{
             PollCondVar,
             PollTable, //
         },
         Arc,
         ArcBorrow,
+        CondVar,
         Mutex, //
     },
     uaccess::{
@@ -274,7 +276,12 @@ pub(crate) struct UcmaFile {
     /// The opener's KCOV handle: the coverage of what runs for this file's
     /// ids in rdma_cm's workers goes to the opener's collector, if any.
     pub(crate) kcov: KcovHandle,
-    /// Woken whenever an event is queued; GET_EVENT and `poll()` wait on it.
+    /// GET_EVENT's sleepers, each exclusive: woken one per event queued.
+    #[pin]
+    event_wait: CondVar,
+    /// `poll()`'s waiters: woken whenever an event is queued. Apart from
+    /// `event_wait`, so that an `EPOLLEXCLUSIVE` entry (an exclusive waiter
+    /// too) never takes the wake-up an event owes a GET_EVENT sleeper.
     #[pin]
     poll_wait: PollCondVar,
 }
@@ -374,6 +381,7 @@ impl UcmaFile {
                 events_delivered: Atomic::new(0),
                 memcg: MemCgroup::of_current(),
                 kcov: KcovHandle::of_current(),
+                event_wait <- new_condvar!("UcmaFile::event_wait"),
                 poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
             }),
             GFP_ACCOUNTED,
@@ -427,21 +435,30 @@ impl UcmaFile {
     /// Wakes every GET_EVENT sleeper and poller: after several events were
     /// queued at once (MIGRATE_ID).
     pub(crate) fn wake_readers(&self) {
+        self.event_wait.notify_all();
         self.poll_wait.notify_all();
     }
 
-    /// Wakes every poller but only one GET_EVENT sleeper, for one event
-    /// queued: GET_EVENT sleeps as an exclusive waiter, and one event can
-    /// satisfy one GET_EVENT. Waking them all (C's non-exclusive wait) sends
-    /// every sleeper to the file lock, the writer's lock, only for all but
-    /// one to sleep again. A woken sleeper that leaves without the event
-    /// (signal, faulting reply buffer) passes the wake-up on.
+    /// Wakes one GET_EVENT sleeper and the pollers (every one but all
+    /// `EPOLLEXCLUSIVE` entries after the first, as C's
+    /// `wake_up_interruptible()`), for one event queued: GET_EVENT sleeps
+    /// as an exclusive waiter, and one event can satisfy one GET_EVENT.
+    /// Waking them all (C's non-exclusive wait) sends every sleeper to the
+    /// file lock, the writer's lock, only for all but one to sleep again.
     pub(crate) fn wake_reader(&self) {
+        self.event_wait.notify_one();
         self.poll_wait.notify_one();
     }
 
+    /// Passes a wake-up on to the next GET_EVENT sleeper: from one woken
+    /// that leaves without the event (signal, faulting reply buffer).
+    fn pass_wake_up(&self) {
+        self.event_wait.notify_one();
+    }
+
     /// `release()`: closes the file to new contexts and events, drops the
-    /// queued events, then destroys every context, in the order they were
+    /// queued events (destroying the children of connect requests among
+    /// them), then destroys every other context, in the order they were
     /// listed (a listener before the children it spawned on this file).
     /// O(contexts + events).
     pub(crate) fn release(&self) {
@@ -451,8 +468,17 @@ impl UcmaFile {
             inner.closed = true;
             inner.take_events(&mut events, |_| true);
         }
-        // The children of unfetched connect requests stay listed, and are
-        // destroyed below.
+        // The children of unfetched connect requests die with them, now: a
+        // listener migrated here brought its queued requests along, but
+        // their children are listed on the file it came from (C destroys
+        // them with the listener's events too; the peer is rejected at once).
+        for ev in events.iter() {
+            if let Some(child) = ev.child() {
+                if let Some(cr) = child.unpublish() {
+                    child.destroy(cr);
+                }
+            }
+        }
         drop(events);
         loop {
             let Some(listed) = self.lock().pop_context() else {
@@ -828,12 +854,12 @@ impl UcmaFile {
             if file.flags() & kernel::fs::file::flags::O_NONBLOCK != 0 {
                 return Err(EAGAIN);
             }
-            if self.poll_wait.wait_interruptible(&mut inner.guard) {
+            if self.event_wait.wait_interruptible(&mut inner.guard) {
                 // A wake-up meant for this sleeper goes to the next one.
                 let queued = !inner.events.is_empty();
                 drop(inner);
                 if queued {
-                    self.wake_reader();
+                    self.pass_wake_up();
                 }
                 return Err(ERESTARTSYS);
             }
@@ -846,7 +872,7 @@ impl UcmaFile {
         if let Err(e) = write_struct_min(cmd.response, &ev.resp, out) {
             inner.unpop_event(ev);
             drop(inner);
-            self.wake_reader();
+            self.pass_wake_up();
             return Err(e);
         }
         ev.ctx.events_reported.add(1, Relaxed);

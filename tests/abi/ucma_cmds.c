@@ -187,6 +187,65 @@ static void test_signal(struct cmds_files *self)
 	EXPECT_ERRNO("blocking_get_event_eintr", get_event(self->fd1, &ev, sizeof(ev)), EINTR);
 }
 
+struct getter {
+	int fd;
+	long rc;
+	int err;
+	struct rdma_ucm_event_resp ev;
+};
+
+static void *blocking_getter(void *arg)
+{
+	struct getter *g = arg;
+
+	g->rc = get_event(g->fd, &g->ev, sizeof(g->ev));
+	g->err = errno;
+	return NULL;
+}
+
+static void on_getter_usr1(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * A blocking GET_EVENT and an EPOLLEXCLUSIVE epoll entry on one file, the
+ * epoll entry registered first: one event must wake the GET_EVENT (C's
+ * GET_EVENT waits non-exclusively; ucma-rs 0.2.0 slept as an exclusive
+ * waiter on the poll queue, and the epoll entry took the one wake-up).
+ */
+static void test_epoll_exclusive(struct cmds_files *self)
+{
+	struct sigaction sa = { .sa_handler = on_getter_usr1 };
+	struct epoll_event ee = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	struct getter g = { .fd = self->fd1, .rc = -2 };
+	struct timespec until;
+	uint32_t id = ~0u;
+	pthread_t t;
+	int ep, joined;
+
+	sigaction(SIGUSR1, &sa, NULL); /* no SA_RESTART: frees a stuck getter */
+	create_id(self->fd1, 0x3e, RDMA_PS_TCP, &id);
+	ep = epoll_create1(0);
+	epoll_ctl(ep, EPOLL_CTL_ADD, self->fd1, &ee);
+	pthread_create(&t, NULL, blocking_getter, &g);
+	usleep(300000); /* the getter sleeps in GET_EVENT */
+	write_user_event(self->fd1, id, EV_USER, 0, 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	joined = pthread_timedjoin_np(t, NULL, &until) == 0;
+	ktap_result(joined && g.rc == 0 && g.ev.id == id, "get_event_woken_beside_epoll_exclusive",
+		    "%s (rc %ld, errno %d)",
+		    joined ? "GET_EVENT returned" :
+			     "GET_EVENT still asleep 5 s after the event was queued", g.rc, g.err);
+	if (!joined) {
+		pthread_kill(t, SIGUSR1);
+		pthread_join(t, NULL);
+	}
+	close(ep);
+	destroy_id(self->fd1, id, NULL);
+}
+
 static void test_resolved_queries(struct cmds_files *self, uint32_t id);
 
 static void test_addressing(struct cmds_files *self)
@@ -643,6 +702,51 @@ static void test_migrate_same_file(void)
 	observe_event("migrate_same_file_moves_events_to_tail", e1);
 	observe_event("migrate_same_file_moves_events_to_tail", e2);
 	close(fd);
+}
+
+/*
+ * A connect request queued on a listener's file, the listener migrated
+ * to a second file (its queued request with it), then the second file
+ * closed: the request's new id dies with its listener, and the peer hears
+ * of it at once (ib_cm's REJ), as with the C module. (ucma-rs 0.2.0 left
+ * the new id on the first file, holding the peer's request until
+ * that file closed.)
+ */
+static void test_migrated_listener_close(void)
+{
+	struct sockaddr_in addr = rxe_addr;
+	struct rdma_ucm_event_resp ev;
+	int fa = ucma_dev_open(), fb = ucma_dev_open(), fc = ucma_dev_open();
+	struct pollfd p = { .fd = fa, .events = POLLIN };
+	uint32_t l = ~0u, c = ~0u;
+	const char *failed;
+	long got = -1;
+
+	addr.sin_port = htons(7473);
+	failed = route_to_listener(fa, fc, &addr, &l, &c);
+	if (!failed && connect_id(fc, c, 0x123))
+		failed = "connect";
+	if (!failed && poll(&p, 1, 10000) != 1)
+		failed = "no CONNECT_REQUEST queued on the listener's file";
+	if (!failed && migrate_id(fb, l, fa))
+		failed = "migrate the listener";
+	if (!failed) {
+		close(fb);
+		fb = -1;
+		memset(&ev, 0, sizeof(ev));
+		got = next_event(fc, &ev, 10000);
+	}
+	ktap_result(!failed && got == 0 &&
+			    (ev.event == EV_REJECTED || ev.event == EV_UNREACHABLE ||
+			     ev.event == EV_CONNECT_ERROR),
+		    "closing_migration_target_rejects_queued_request",
+		    "%s; after the listener's new file closed, the client's next event within 10 s: %s %u (status %d), want REJECTED",
+		    failed ? failed : "request queued and moved", got ? "none" : "event",
+		    got ? 0 : ev.event, got ? 0 : ev.status);
+	if (fb >= 0)
+		close(fb);
+	close(fc);
+	close(fa);
 }
 
 /*
@@ -1964,6 +2068,12 @@ TEST_F_TIMEOUT(cmds, signal, 30)
 	test_signal(&self->f);
 }
 
+TEST_F_TIMEOUT(cmds, epoll_exclusive, 30)
+{
+	ktap_header(1);
+	test_epoll_exclusive(&self->f);
+}
+
 TEST_F_TIMEOUT(cmds, addressing, 30)
 {
 	ktap_header(45);
@@ -1986,6 +2096,12 @@ TEST_F_TIMEOUT(cmds, migrate_same_file, 30)
 {
 	ktap_header(1);
 	test_migrate_same_file();
+}
+
+TEST_F_TIMEOUT(cmds, migrated_listener_close, 45)
+{
+	ktap_header(1);
+	test_migrated_listener_close();
 }
 
 TEST_F_TIMEOUT(cmds, layout, 30)

@@ -36,7 +36,6 @@
 #include "harness.h"
 #include "ucma_cmd.h"
 
-#define EV_REJECTED 8
 #define EV_DISCONNECTED 10
 #define IB_EVENT_COMM_EST 4
 #define IB_QPS_INIT 1

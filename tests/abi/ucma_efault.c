@@ -45,7 +45,6 @@
 #include "ucma_cmd.h"
 
 #define PAGE 4096
-#define EV_REJECTED 8
 
 static struct sockaddr_in rxe_addr;
 /* A PROT_NONE page; and the first byte of a PROT_NONE page after a mapped one. */

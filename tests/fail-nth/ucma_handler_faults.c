@@ -59,9 +59,6 @@
 #define FAILSLAB "/sys/kernel/debug/failslab/"
 #define EV_ADDR_ERROR 1
 #define EV_ROUTE_ERROR 3
-#define EV_CONNECT_ERROR 6
-#define EV_UNREACHABLE 7
-#define EV_REJECTED 8
 #define LISTENER_UID 0x51
 #define CLIENT_UID 0x1000
 #define IN_FLIGHT 8

@@ -481,9 +481,6 @@ static long g_wait(int fd, uint32_t want, struct rdma_ucm_event_resp *ev, int ms
 }
 
 #define BIT(e) (1u << (e))
-#define EV_CONNECT_ERROR 6
-#define EV_UNREACHABLE 7
-#define EV_REJECTED 8
 #define EV_DISCONNECTED 10
 #define EV_MULTICAST_ERROR 13
 #define EV_TIMEWAIT_EXIT 15

@@ -41,8 +41,6 @@
 #include "ucma_peer.h"
 
 #define EV_ADDR_ERROR 1
-#define EV_UNREACHABLE 7
-#define EV_REJECTED 8
 #define EV_DISCONNECTED 10
 #define EV_ADDR_CHANGE 14
 #define EV_TIMEWAIT_EXIT 15

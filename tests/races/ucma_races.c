@@ -1140,7 +1140,6 @@ static void class17_listen_vs_device_add_remove(void)
 /* --- class 18: repeated route resolution --- */
 
 #define EV_ROUTE_ERROR 3
-#define EV_UNREACHABLE 7
 #define C18_FAILS 2
 
 /* Sets the MTU of the netdev @ifname: 0, or -1 with errno set. */
