@@ -146,8 +146,10 @@ impl FileInner {
 
     /// Whether one more event may be queued by a user's request (a connect
     /// request, WRITE_CM_EVENT; `max_events_per_file`). Counts a refusal when
-    /// not. The events rdma_cm reports on existing ids are always queued:
-    /// they are bounded by the ids.
+    /// not. The events rdma_cm reports on existing ids are always queued, as
+    /// C queues them: most answer a command (and the commands that start
+    /// them check this cap), but ADDR_CHANGE and MULTICAST_ERROR come
+    /// without one and may repeat, so only the memory cgroup bounds them.
     pub(crate) fn event_room(&mut self) -> bool {
         let room = self.queued < crate::max_events_per_file() as usize;
         if !room {
