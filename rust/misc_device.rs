@@ -68,14 +68,11 @@ pub(crate) trait MiscDevice: Sized + 'static {
     /// operation runs on it, now or later.
     fn release(state: Self::Ptr, file: &File);
 
-    /// `write()` of `len` bytes at `buf`. `may_write` is
-    /// `ib_safe_file_access()`: whether the writer has the credentials the
-    /// file was opened with (a refusal is logged once). Returns the count
-    /// of bytes consumed.
+    /// `write()` of `len` bytes at `buf`. Returns the count of bytes
+    /// consumed.
     fn write(
         state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
         file: &File,
-        may_write: bool,
         buf: UserPtr,
         len: usize,
     ) -> Result<usize>;
@@ -397,8 +394,6 @@ impl<T: MiscDevice> VTable<T> {
         // so `release` cannot run while the borrow lives (it ends with this
         // call).
         let state = unsafe { Self::state(file) };
-        // SAFETY: `file` is a valid file.
-        let may_write = unsafe { rdma_sys::ucma_shim_safe_file_access(file) };
         // SAFETY: the VFS holds a reference to `file` for the whole call.
         // The file is a stream (`stream_open` cleared `FMODE_ATOMIC_POS`), so
         // an `fdget_pos` on it takes no `f_pos_lock` and may be active on
@@ -408,7 +403,7 @@ impl<T: MiscDevice> VTable<T> {
         // `rust/kernel/miscdevice.rs`'s entry points.
         let fileref = unsafe { File::from_raw_file(file) };
         let buf = UserPtr::from_ptr(buf.cast_mut().cast());
-        match T::write(state, fileref, may_write, buf, len) {
+        match T::write(state, fileref, buf, len) {
             // The VFS caps `len` at MAX_RW_COUNT, so it fits in an isize.
             Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
             // CAST: errnos are small negative numbers.

@@ -106,6 +106,7 @@ use crate::{
         uapi::*,
     },
     user_input::{
+        self,
         index_nospec,
         kmalloc_max_size,
         UserBuffer, //
@@ -1079,12 +1080,11 @@ impl MiscDevice for UcmaFile {
     fn write(
         state: ArcBorrow<'_, Self>,
         file: &File,
-        may_write: bool,
         buf: UserPtr,
         len: usize,
     ) -> Result<usize> {
         let _coverage = KcovHandle::of_current().section();
-        if !may_write {
+        if !user_input::safe_file_access(file) {
             return Err(EACCES);
         }
         check_write_len(len)?;
