@@ -5,6 +5,8 @@
 //! module is built for: the size of every struct and the offset of every
 //! field must agree, or the module does not build.
 
+#![forbid(unsafe_code)]
+
 use core::mem::{
     offset_of,
     size_of, //

@@ -9,14 +9,13 @@
 //! 2. rdma_cm's per-id handler lock (H): held by rdma_cm around the event
 //!    handler, taken by [`CmId::lock_handler`]. The handler never takes M.
 //! 3. `UcmaFile::inner` (F): a file's event queue and context list.
-//! 4. The id tables, `CONTEXTS` and the multicast table (T): xarray
-//!    spinlocks, innermost but for 5; never both at once.
+//! 4. The device's id tables, of contexts and of multicast joins (T):
+//!    xarray spinlocks, innermost but for 5; never both at once.
 //! 5. `Context::file`: a spinlock around the `Arc<UcmaFile>`, taken alone
-//!    or under T (MIGRATE_ID switches files under `CONTEXTS`' lock, as C
-//!    does under `xa_lock`).
-//!
-//! `CLOSE_WQ`'s mutex is taken only by the handler (under H) and at module
-//! init and exit, and T may be taken under it.
+//!    or under T (MIGRATE_ID switches files under the context table's
+//!    lock, as C does under `xa_lock`).
+
+#![forbid(unsafe_code)]
 
 use zerocopy::FromZeros;
 
@@ -49,6 +48,7 @@ use kernel::{
 };
 
 use crate::{
+    device::UcmaDevice,
     event::{
         Event,
         EventKind,
@@ -74,16 +74,15 @@ use crate::{
         QpType,
         RdmaCmId, //
     },
-    tagged_list::impl_tagged,
+    tagged_list::ListTag,
     ucma_core::uapi::EventResp,
     ucma_file::UcmaFile,
-    CLOSE_WQ,
-    CONTEXTS, //
 };
 
 /// Whether `ctx` is published (not being destroyed).
 fn is_live(ctx: &Context) -> bool {
-    CONTEXTS
+    ctx.device
+        .contexts
         .lock()
         .get(ctx.id)
         .is_some_and(|c| core::ptr::eq(&*c, ctx))
@@ -215,6 +214,9 @@ impl ContextState {
 pub(crate) struct Context {
     /// The id userspace names it by.
     pub(crate) id: u32,
+    /// The device whose table numbers it (every file's: MIGRATE_ID moves
+    /// a context between files of one device).
+    pub(crate) device: Arc<UcmaDevice>,
     /// The QP type of its rdma_cm id, fixed at creation.
     qp_type: QpType,
     /// The command lock (M) and what it protects.
@@ -256,7 +258,7 @@ pub(crate) struct Context {
     #[pin]
     list_tracker: AtomicTracker,
     /// Which file's list holds the context (see `TaggedList`).
-    list_tag: Atomic<u64>,
+    pub(crate) list_tag: ListTag,
 }
 
 kernel::impl_has_work! {
@@ -270,9 +272,6 @@ kernel::list::impl_list_item! {
     impl ListItem<0> for Context { using ListLinks { self.links }; }
 }
 
-impl_tagged! {
-    impl Tagged for Context { self.list_tag }
-}
 
 impl WorkItem for Context {
     type Pointer = Arc<Context>;
@@ -293,8 +292,10 @@ impl Context {
         id_state: IdState,
     ) -> impl PinInit<Self, Error> {
         let kcov = file.kcov;
+        let device = file.device.clone();
         try_pin_init!(Context {
             id,
+            device,
             qp_type,
             state <- new_mutex!(
                 ContextState {
@@ -317,7 +318,7 @@ impl Context {
             close_work <- kernel::new_work!("Context::close_work"),
             links <- ListLinks::new(),
             list_tracker <- AtomicTracker::new(),
-            list_tag: Atomic::new(0),
+            list_tag: ListTag::new(),
         })
     }
 
@@ -414,8 +415,8 @@ impl Context {
         uid: u64,
         ps: PortSpace,
         qp_type: QpType,
-    ) -> Result<(Arc<Self>, Reservation<'static, Arc<Context>>)> {
-        let r = CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
+    ) -> Result<(Arc<Self>, Reservation<'_, Arc<Context>>)> {
+        let r = file.device.contexts.lock().reserve(GFP_ACCOUNTED_RAW)?;
         // The id goes into the context's initializer: if that fails, it is
         // dropped with it (destroyed).
         let init = CmId::new(ps, qp_type)
@@ -439,10 +440,10 @@ impl Context {
     /// Makes a created context visible: lists it on its file and publishes
     /// its id. Gives the reservation back, with `EBADF`, if the file is being
     /// released, or with `EMFILE` if it is full.
-    pub(crate) fn publish(
+    pub(crate) fn publish<'d>(
         self: &Arc<Self>,
-        r: Reservation<'static, Arc<Context>>,
-    ) -> Result<(), (Reservation<'static, Arc<Context>>, Error)> {
+        r: Reservation<'d, Arc<Context>>,
+    ) -> Result<(), (Reservation<'d, Arc<Context>>, Error)> {
         let file = self.file();
         let mut inner = file.lock();
         if let Err(e) = inner.list_context(self) {
@@ -455,7 +456,7 @@ impl Context {
     /// Looks up `id` on `file` (`ucma_get_ctx`): `ENOENT`, `EINVAL` for
     /// another file's id, `ENXIO` for a zombie.
     pub(crate) fn lookup(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
-        let ctx: Arc<Context> = CONTEXTS.lock().get(id).ok_or(ENOENT)?.into();
+        let ctx: Arc<Context> = file.device.contexts.lock().get(id).ok_or(ENOENT)?.into();
         if !ctx.belongs_to(file) {
             return Err(EINVAL);
         }
@@ -470,8 +471,8 @@ impl Context {
     pub(crate) fn unpublish_id(
         file: &UcmaFile,
         id: u32,
-    ) -> Result<(Arc<Self>, Reservation<'static, Arc<Context>>)> {
-        let mut table = CONTEXTS.lock();
+    ) -> Result<(Arc<Self>, Reservation<'_, Arc<Context>>)> {
+        let mut table = file.device.contexts.lock();
         let belongs = table.get(id).ok_or(ENOENT)?.belongs_to(file);
         if !belongs {
             return Err(EINVAL);
@@ -480,8 +481,10 @@ impl Context {
     }
 
     /// Hides this context from lookups; `None` if someone else already did.
-    pub(crate) fn unpublish(&self) -> Option<Reservation<'static, Arc<Context>>> {
-        let taken = CONTEXTS
+    pub(crate) fn unpublish(&self) -> Option<Reservation<'_, Arc<Context>>> {
+        let taken = self
+            .device
+            .contexts
             .lock()
             .unpublish(self.id, |c| core::ptr::eq(&*c, self));
         // The table's reference is dropped outside its lock.
@@ -515,7 +518,7 @@ impl Context {
     /// takes it off its file's list and frees its id `r`. Returns the
     /// number of its events already delivered. O(1) unless events of the
     /// context are still queued.
-    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<'static, Arc<Context>>) -> u32 {
+    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<'_, Arc<Context>>) -> u32 {
         // Waits for a command in progress on the context (MIGRATE_ID
         // included: afterwards `file` is final).
         self.close();
@@ -571,7 +574,7 @@ impl Context {
         ev: &CmEvent<'_, Context>,
         file: &Arc<UcmaFile>,
     ) -> ConnectOutcome<'a> {
-        let r = match CONTEXTS.lock().reserve(GFP_ACCOUNTED_RAW) {
+        let r = match file.device.contexts.lock().reserve(GFP_ACCOUNTED_RAW) {
             Ok(r) => r,
             Err(_) => return req.refuse(ENOMEM),
         };
@@ -655,7 +658,7 @@ impl Context {
         // No event of this context is queued while it moves.
         let _handler = cm.lock_handler();
         let old = {
-            let table = CONTEXTS.lock();
+            let table = self.device.contexts.lock();
             // Destruction may have begun since the lookup.
             let live = table
                 .get(self.id)
@@ -777,11 +780,8 @@ impl CmHandler for Context {
             // cannot do itself: hand it to the close workqueue, unless
             // userspace is destroying the context already (closing twice
             // is harmless; the check saves the work).
-            let wq = CLOSE_WQ.lock();
-            if let Some(wq) = &*wq {
-                if is_live(&ctx) {
-                    let _ = wq.queue().enqueue(ctx.clone());
-                }
+            if is_live(&ctx) {
+                ctx.device.queue_close(ctx.clone());
             }
         }
     }

@@ -2,6 +2,8 @@
 
 //! A queued CM event and the per-file event list.
 
+#![forbid(unsafe_code)]
+
 use kernel::{
     list::{
         List,

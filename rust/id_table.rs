@@ -12,8 +12,7 @@
 //! grows node by node (no reallocation of the whole table).
 //!
 //! The 7.3 `kernel::xarray::XArray` has no allocation (`xa_alloc`), no zero
-//! entries and no compare-and-exchange, and cannot live in a `static`: this
-//! wraps what the module needs. It imports nothing from the rest of the
+//! entries and no compare-and-exchange: this wraps what the module needs. It imports nothing from the rest of the
 //! crate.
 
 use core::{
@@ -24,13 +23,6 @@ use core::{
 use kernel::{
     bindings,
     prelude::*,
-    sync::atomic::{
-        ordering::{
-            Acquire,
-            Release, //
-        },
-        Atomic, //
-    },
     types::{
         ForeignOwnable,
         Opaque, //
@@ -38,28 +30,19 @@ use kernel::{
 };
 
 /// Objects of type `T` (a [`ForeignOwnable`], e.g. `Arc<U>`) numbered by
-/// 32-bit ids. Made empty by a `const` [`IdTable::new`] (so it may be a
-/// `static`); its xarray is initialised on first use.
+/// 32-bit ids. Dropping the table drops the objects still in it.
 ///
 /// # Invariants
 ///
-/// Once `state` is [`READY`], `xa` is an xarray initialised with
-/// `XA_FLAGS_ALLOC` whose entries are zero entries (reserved ids, each owned
-/// by one [`Reservation`]) or pointers returned by `T::into_foreign`, owned by
-/// the table. `state` goes from [`UNINIT`] to [`INITIALISING`] (one thread,
-/// which initialises `xa`) to [`READY`], and stays there.
+/// `xa` is an xarray initialised with `XA_FLAGS_ALLOC` whose entries are
+/// zero entries (reserved ids, each owned by one [`Reservation`]) or
+/// pointers returned by `T::into_foreign`, owned by the table.
+#[pin_data(PinnedDrop)]
 pub(crate) struct IdTable<T: ForeignOwnable> {
+    #[pin]
     xa: Opaque<bindings::xarray>,
-    state: Atomic<u32>,
     _p: PhantomData<T>,
 }
-
-/// `IdTable::state`: `xa` not initialised.
-const UNINIT: u32 = 0;
-/// `IdTable::state`: one thread initialises `xa`.
-const INITIALISING: u32 = 1;
-/// `IdTable::state`: `xa` initialised.
-const READY: u32 = 2;
 
 // SAFETY: the table owns `T`s, which it hands to whichever thread removes
 // them, and its xarray may be used from any thread.
@@ -112,69 +95,48 @@ impl<T: ForeignOwnable> Reservation<'_, T> {
 
 impl<T: ForeignOwnable> IdTable<T> {
     /// An empty table.
-    pub(crate) const fn new() -> Self {
-        // INVARIANT: not `READY`: nothing is claimed of `xa` yet.
-        IdTable {
-            xa: Opaque::uninit(),
-            state: Atomic::new(UNINIT),
+    pub(crate) fn new() -> impl PinInit<Self> {
+        // INVARIANT: initialised, empty, with XA_FLAGS_ALLOC.
+        pin_init!(Self {
+            xa <- Opaque::ffi_init(|slot: *mut bindings::xarray| {
+                // SAFETY: `slot` is valid for writes; `xa_init_flags`
+                // initialises the whole xarray in place, where it stays.
+                unsafe { bindings::xa_init_flags(slot, bindings::XA_FLAGS_ALLOC) }
+            }),
             _p: PhantomData,
-        }
-    }
-
-    /// Initialises the xarray, once, before its first use.
-    fn ensure_init(&self) {
-        if self.state.load(Acquire) == READY {
-            return;
-        }
-        if self.state.cmpxchg(UNINIT, INITIALISING, Acquire).is_ok() {
-            // SAFETY: `xa` is valid for writes, and this thread alone moved
-            // the table out of `UNINIT`, so nothing else touches `xa` until
-            // `READY` is published below.
-            unsafe { bindings::xa_init_flags(self.xa.get(), bindings::XA_FLAGS_ALLOC) };
-            // INVARIANT: initialised, empty, with XA_FLAGS_ALLOC.
-            self.state.store(READY, Release);
-            return;
-        }
-        // Another thread initialises it: a few stores.
-        while self.state.load(Acquire) != READY {
-            core::hint::spin_loop();
-        }
-    }
-
-    /// Drops every object still in the table and frees its memory; the table
-    /// is empty (and initialised) afterwards.
-    ///
-    /// # Safety
-    ///
-    /// No other thread uses the table any more.
-    pub(crate) unsafe fn destroy(&self) {
-        self.ensure_init();
-        let mut index: usize = 0;
-        loop {
-            // SAFETY: the table is initialised (above); `xa_find` takes its own locks
-            // and skips zero entries.
-            let p = unsafe {
-                bindings::xa_find(self.xa.get(), &mut index, usize::MAX, bindings::XA_PRESENT)
-            };
-            if p.is_null() {
-                break;
-            }
-            // SAFETY: as above; `xa_erase` takes the lock.
-            unsafe { bindings::xa_erase(self.xa.get(), index) };
-            // SAFETY: a non-zero entry came from `T::into_foreign` and the
-            // table owned it; it is out of the table now.
-            drop(unsafe { T::from_foreign(p) });
-        }
-        // SAFETY: no other thread uses the table; zero entries need no cleanup.
-        unsafe { bindings::xa_destroy(self.xa.get()) };
+        })
     }
 
     /// Takes the table's lock (a spinlock: nothing may sleep under it).
     pub(crate) fn lock(&self) -> IdTableGuard<'_, T> {
-        self.ensure_init();
-        // SAFETY: the xarray is initialised (above, and by the invariant).
+        // SAFETY: by the invariant the xarray is initialised.
         unsafe { bindings::xa_lock(self.xa.get()) };
         IdTableGuard { table: self }
+    }
+}
+
+#[pinned_drop]
+impl<T: ForeignOwnable> PinnedDrop for IdTable<T> {
+    /// Drops every object still in the table and frees its memory.
+    fn drop(self: Pin<&mut Self>) {
+        let xa = self.xa.get();
+        let mut index: usize = 0;
+        loop {
+            // SAFETY: the xarray is initialised; `xa_find` takes its own
+            // locks and skips zero entries.
+            let p = unsafe { bindings::xa_find(xa, &mut index, usize::MAX, bindings::XA_PRESENT) };
+            if p.is_null() {
+                break;
+            }
+            // SAFETY: as above; `xa_erase` takes the lock.
+            unsafe { bindings::xa_erase(xa, index) };
+            // SAFETY: a non-zero entry came from `T::into_foreign` and the
+            // table owned it; it is out of the table now.
+            drop(unsafe { T::from_foreign(p) });
+        }
+        // SAFETY: the table is being dropped, so nothing else uses it (a
+        // `Reservation` borrows it); zero entries need no cleanup.
+        unsafe { bindings::xa_destroy(xa) };
     }
 }
 

@@ -10,6 +10,8 @@
 //! bindgen'd header. rdma_cm's state is read only through the typed
 //! accessors of [`crate::rdma_cm`].
 
+#![forbid(unsafe_code)]
+
 use zerocopy::{
     FromZeros,
     IntoBytes, //

@@ -60,9 +60,14 @@ pub(crate) trait MiscDevice: Sized + 'static {
     /// the device (see [`FileOperations`]).
     fn fops() -> &'static FileOperations<Self>;
 
-    /// `open()`: creates the state of a newly opened file. The file is a
-    /// stream (`stream_open()`: no `lseek`, `pread` or `pwrite`).
-    fn open(file: &File) -> Result<Self::Ptr>;
+    /// What the registration holds for its files (the device's shared
+    /// state); [`Self::open`] borrows it.
+    type RegistrationData: Send + Sync;
+
+    /// `open()`: creates the state of a newly opened file of the device
+    /// whose registration holds `data`. The file is a stream
+    /// (`stream_open()`: no `lseek`, `pread` or `pwrite`).
+    fn open(file: &File, data: &Self::RegistrationData) -> Result<Self::Ptr>;
 
     /// `release()`: the last reference to the file is gone; no other
     /// operation runs on it, now or later.
@@ -216,31 +221,42 @@ impl MiscDeviceOptions {
     }
 }
 
-/// A registered misc device whose files are driven by `T`.
+/// A registered misc device whose files are driven by `T`, with the data
+/// its files' `open` borrows.
 ///
 /// # Invariants
 ///
 /// `inner` holds a `struct miscdevice` built by
 /// [`MiscDeviceOptions::into_raw::<T>`] and registered with
-/// `misc_register()`; it is deregistered exactly once, in `drop`.
+/// `misc_register()`; it is deregistered exactly once, in `drop`. Every
+/// `miscdevice` whose file operations are `T::fops()` is the `inner` of a
+/// `MiscDeviceRegistration<T>` (only [`Self::register`] registers them).
 #[pin_data(PinnedDrop)]
-pub(crate) struct MiscDeviceRegistration<T> {
+pub(crate) struct MiscDeviceRegistration<T: MiscDevice> {
     #[pin]
     inner: Opaque<bindings::miscdevice>,
+    data: T::RegistrationData,
     _t: PhantomData<T>,
 }
 
 // SAFETY: `misc_deregister` may be called from any thread; the registration
-// holds no `T`.
-unsafe impl<T> Send for MiscDeviceRegistration<T> {}
-// SAFETY: the only `&self` method reads a field that does not change while
-// the device is registered.
-unsafe impl<T> Sync for MiscDeviceRegistration<T> {}
+// holds no `T`, and its data is `Send`.
+unsafe impl<T: MiscDevice> Send for MiscDeviceRegistration<T> {}
+// SAFETY: the `&self` methods read a field that does not change while the
+// device is registered, or borrow the data, which is `Sync`.
+unsafe impl<T: MiscDevice> Sync for MiscDeviceRegistration<T> {}
 
 impl<T: MiscDevice> MiscDeviceRegistration<T> {
-    /// Registers a misc device with `opts`, whose files `T` drives.
-    pub(crate) fn register(opts: MiscDeviceOptions) -> impl PinInit<Self, Error> {
+    /// Registers a misc device with `opts`, whose files `T` drives and
+    /// whose `open` borrows `data`.
+    pub(crate) fn register(
+        opts: MiscDeviceOptions,
+        data: T::RegistrationData,
+    ) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
+            // Before `inner`: once registered, files may be opened, and
+            // their `open` borrows it.
+            data,
             inner <- Opaque::try_ffi_init(move |slot: *mut bindings::miscdevice| {
                 // SAFETY: the initializer may write to `slot`.
                 unsafe { slot.write(opts.into_raw::<T>()) };
@@ -256,7 +272,26 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
     }
 }
 
-impl<T> MiscDeviceRegistration<T> {
+impl<T: MiscDevice> MiscDeviceRegistration<T> {
+    /// The data the device's files' `open` borrows.
+    pub(crate) fn data(&self) -> &T::RegistrationData {
+        &self.data
+    }
+
+    /// The registration whose device `misc` is.
+    ///
+    /// # Safety
+    ///
+    /// `misc` is the `inner` of a live `MiscDeviceRegistration<T>`, which
+    /// outlives `'a`.
+    unsafe fn from_misc<'a>(misc: *mut bindings::miscdevice) -> &'a Self {
+        // CAST: `Opaque<miscdevice>` is transparent over `miscdevice`.
+        let inner = misc.cast::<Opaque<bindings::miscdevice>>();
+        // SAFETY: `inner` is the field of a live registration, as
+        // guaranteed by the caller; the offset takes back to its start.
+        unsafe { &*inner.byte_sub(core::mem::offset_of!(Self, inner)).cast::<Self>() }
+    }
+
     /// The registered device's `this_device`, valid while `self` lives.
     pub(crate) fn device(&self) -> *mut bindings::device {
         // SAFETY: by the type invariant `inner` is registered, so
@@ -267,7 +302,7 @@ impl<T> MiscDeviceRegistration<T> {
 }
 
 #[pinned_drop]
-impl<T> PinnedDrop for MiscDeviceRegistration<T> {
+impl<T: MiscDevice> PinnedDrop for MiscDeviceRegistration<T> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: by the type invariant the device is registered.
         unsafe { bindings::misc_deregister(self.inner.get()) };
@@ -347,10 +382,15 @@ impl<T: MiscDevice> VTable<T> {
         if ret != 0 {
             return ret;
         }
+        // SAFETY: `misc_open()` set `private_data` to the miscdevice whose
+        // fops these are: by the invariant of `MiscDeviceRegistration`, the
+        // `inner` of a `MiscDeviceRegistration<T>`, which stays registered
+        // (alive) while one of its files is being opened.
+        let reg = unsafe { MiscDeviceRegistration::<T>::from_misc((*file).private_data.cast()) };
         // SAFETY: the file is valid for the duration of this call, and no
         // `fdget_pos` region is active on it (it is being opened).
         let fileref = unsafe { File::from_raw_file(file) };
-        let state = match T::open(fileref) {
+        let state = match T::open(fileref, reg.data()) {
             Ok(state) => state,
             Err(e) => return e.to_errno(),
         };

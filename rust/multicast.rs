@@ -2,8 +2,8 @@
 
 //! Multicast joins: JOIN_IP_MCAST, JOIN_MCAST and LEAVE_MCAST.
 //!
-//! Each join gets an id from its own global table (the C module's
-//! `multicast_table`), reserved until the reply is out and published under
+//! Each join gets an id from the device's table of joins (the C module's
+//! global `multicast_table`), reserved until the reply is out and published under
 //! the joining context's command lock, so a concurrent DESTROY_ID finds
 //! every join of the context published. The context's rdma_cm id keeps its
 //! joins (see `CmId::join_multicast`), alive until `rdma_leave_multicast()`
@@ -13,6 +13,8 @@
 //! `rdma_leave_multicast()` names a join by its address and tears down the
 //! first match, which for a repeated address may be another join than the
 //! one left, whose context C then frees while rdma_cm still holds it.
+
+#![forbid(unsafe_code)]
 
 use kernel::{
     prelude::*,
@@ -36,8 +38,7 @@ use crate::{
         JoinState,
         SockAddr, //
     },
-    ucma_file::UcmaFile,
-    MULTICASTS, //
+    ucma_file::UcmaFile, //
 };
 
 /// One multicast join of a context.
@@ -66,7 +67,7 @@ impl Multicast {
         let mut st = ctx.state.lock();
         // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
         st.cm_id_dev()?;
-        let r = MULTICASTS.lock().reserve(GFP_ACCOUNTED_RAW)?;
+        let r = ctx.device.multicasts.lock().reserve(GFP_ACCOUNTED_RAW)?;
         let mc = Arc::new(
             Multicast {
                 id: r.id(),
@@ -112,7 +113,7 @@ impl Multicast {
     /// LEAVE_MCAST: leaves multicast `id` of `file`. Returns the number of
     /// its events already delivered.
     pub(crate) fn leave(file: &UcmaFile, id: u32) -> Result<u32> {
-        let mc: Arc<Multicast> = MULTICASTS.lock().get(id).ok_or(ENOENT)?.into();
+        let mc: Arc<Multicast> = file.device.multicasts.lock().get(id).ok_or(ENOENT)?.into();
         if !mc.ctx.belongs_to(file) {
             return Err(EINVAL);
         }
@@ -120,7 +121,9 @@ impl Multicast {
         let mut st = ctx.state.lock();
         let cm = st.cm_id_mut()?;
         // Only one LEAVE (or the context's destruction) wins the join.
-        let taken = MULTICASTS
+        let taken = file
+            .device
+            .multicasts
             .lock()
             .unpublish(id, |m| core::ptr::eq(&*m, &*mc));
         // The table's reference is dropped here, outside its lock.
@@ -145,7 +148,10 @@ impl Multicast {
     /// is unpublished here or by a LEAVE.
     pub(crate) fn forget_all(mcs: impl Iterator<Item = Arc<Multicast>>) {
         for mc in mcs {
-            let taken = MULTICASTS
+            let taken = mc
+                .ctx
+                .device
+                .multicasts
                 .lock()
                 .unpublish(mc.id, |m| core::ptr::eq(&*m, &*mc));
             if let Some((table_ref, r)) = taken {

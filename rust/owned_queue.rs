@@ -48,6 +48,14 @@ impl OwnedQueue {
         })
     }
 
+    /// Waits until the queue is empty and no work of it runs, letting work
+    /// that runs requeue itself meanwhile (`drain_workqueue()`). Work
+    /// queued from elsewhere meanwhile makes the kernel warn.
+    pub(crate) fn drain(&self) {
+        // SAFETY: `ptr` stays valid until `drop`, which the borrow precedes.
+        unsafe { bindings::drain_workqueue(self.ptr.as_ptr()) };
+    }
+
     /// The queue, to enqueue work on.
     pub(crate) fn queue(&self) -> &Queue {
         // SAFETY: `ptr` stays valid until `drop`, which the borrow precedes.

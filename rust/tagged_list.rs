@@ -23,30 +23,40 @@ use kernel::{
     },
 };
 
+/// The tag of an item: which [`TaggedList`] holds it (0: none). Only this
+/// file reads or writes it.
+pub(crate) struct ListTag(Atomic<u64>);
+
+impl ListTag {
+    /// The tag of an item on no list.
+    pub(crate) fn new() -> Self {
+        ListTag(Atomic::new(0))
+    }
+}
+
 /// An item that can be on a [`TaggedList`]. Implement it with
 /// [`impl_tagged!`].
 ///
 /// # Safety
 ///
-/// `list_tag` returns the same atomic for an item every time, and no two
-/// items share one; nothing but [`TaggedList`] writes it.
+/// `list_tag` returns the same tag for an item every time, and no two
+/// items share one.
 pub(crate) unsafe trait Tagged: ListItem {
-    /// The item's tag: that of the list holding it, or 0.
-    fn list_tag(&self) -> &Atomic<u64>;
+    /// The item's tag.
+    fn list_tag(&self) -> &ListTag;
 }
 
-/// Implements [`Tagged`] for a struct with a field of type `Atomic<u64>`
-/// that holds its tag: `impl_tagged! { impl Tagged for Context { self.list_tag } }`.
-/// The field must be the struct's own (checked: `offset_of!`) and must not
-/// be written elsewhere.
+/// Implements [`Tagged`] for a struct with a [`ListTag`] field:
+/// `impl_tagged! { impl Tagged for Context { self.list_tag } }`. The field
+/// must be the struct's own (checked: `offset_of!`). (It expands to an
+/// `unsafe impl`: invoke it outside the modules that forbid `unsafe`.)
 macro_rules! impl_tagged {
     (impl Tagged for $t:ty { self.$field:ident }) => {
         const _: usize = ::core::mem::offset_of!($t, $field);
         // SAFETY: the tag is a field of each item, so no two items share
-        // one, and it is the same for an item every time; by this macro's
-        // contract only `TaggedList` writes it.
+        // one, and it is the same for an item every time.
         unsafe impl $crate::tagged_list::Tagged for $t {
-            fn list_tag(&self) -> &::kernel::sync::atomic::Atomic<u64> {
+            fn list_tag(&self) -> &$crate::tagged_list::ListTag {
                 &self.$field
             }
         }
@@ -89,7 +99,7 @@ impl<T: ?Sized + Tagged> TaggedList<T> {
     pub(crate) fn push_back(&mut self, item: ListArc<T>) {
         // INVARIANT: the item is on no list (a `ListArc` is the right to add
         // it to one); it is stamped as it goes on this one.
-        item.list_tag().store(self.tag, Relaxed);
+        item.list_tag().0.store(self.tag, Relaxed);
         self.list.push_back(item);
     }
 
@@ -97,7 +107,7 @@ impl<T: ?Sized + Tagged> TaggedList<T> {
     pub(crate) fn pop_front(&mut self) -> Option<ListArc<T>> {
         let item = self.list.pop_front()?;
         // INVARIANT: off the list, unstamped.
-        item.list_tag().store(0, Relaxed);
+        item.list_tag().0.store(0, Relaxed);
         Some(item)
     }
 
@@ -107,14 +117,15 @@ impl<T: ?Sized + Tagged> TaggedList<T> {
         // `&mut self`, which the caller holds: the tag cannot change under us
         // to or from ours. (The lock that gives `&mut self` also orders this
         // read after any earlier unstamping by this list.)
-        if item.list_tag().load(Relaxed) != self.tag {
+        if item.list_tag().0.load(Relaxed) != self.tag {
             return None;
         }
         // SAFETY: by the type invariant an item stamped with our tag is on
-        // `self.list` (no other item shares its tag: `Tagged`'s contract).
+        // `self.list` (no other item shares its tag: `Tagged`'s contract, and nothing
+        // but this file writes a tag).
         let taken = unsafe { self.list.remove(item) }?;
         // INVARIANT: off the list, unstamped.
-        taken.list_tag().store(0, Relaxed);
+        taken.list_tag().0.store(0, Relaxed);
         Some(taken)
     }
 }

@@ -7,6 +7,8 @@
 //! of its contexts, and executes the commands written to it. The errnos and
 //! their order follow the C module (see `Documentation/abi.rst`).
 
+#![forbid(unsafe_code)]
+
 use core::ops::{
     Deref,
     DerefMut, //
@@ -61,6 +63,10 @@ use crate::{
         Context,
         IdState, //
     },
+    device::{
+        Limits,
+        UcmaDevice, //
+    },
     event::{
         Event,
         EventList, //
@@ -71,11 +77,7 @@ use crate::{
         MemCgroup,
         GFP_ACCOUNTED, //
     },
-    misc_device::{
-        FileOperations,
-        FileRef,
-        MiscDevice, //
-    },
+    misc_device::FileRef,
     multicast::Multicast,
     rdma_cm::{
         CmId,
@@ -89,6 +91,7 @@ use crate::{
         SockAddr, //
     },
     tagged_list::TaggedList,
+    tunables,
     ucma_core::{
         abi::{
             check_write_len,
@@ -132,13 +135,15 @@ pub(crate) struct FileInner {
     events_refused: u64,
     /// Set when `release()` begins: nothing is listed or queued any more.
     closed: bool,
+    /// The device's caps.
+    limits: Limits,
 }
 
 impl FileInner {
     /// Whether one more context may be listed (`max_ids_per_file`). Counts a
     /// refusal when not.
     pub(crate) fn id_room(&mut self) -> bool {
-        let room = self.listed < crate::max_ids_per_file() as usize;
+        let room = self.listed < self.limits.max_ids_per_file() as usize;
         if !room {
             self.ids_refused += 1;
         }
@@ -152,7 +157,7 @@ impl FileInner {
     /// them check this cap), but ADDR_CHANGE and MULTICAST_ERROR come
     /// without one and may repeat, so only the memory cgroup bounds them.
     pub(crate) fn event_room(&mut self) -> bool {
-        let room = self.queued < crate::max_events_per_file() as usize;
+        let room = self.queued < self.limits.max_events_per_file() as usize;
         if !room {
             self.events_refused += 1;
         }
@@ -263,6 +268,8 @@ impl FileInner {
 /// lock is released.
 #[pin_data]
 pub(crate) struct UcmaFile {
+    /// The device the file is of.
+    pub(crate) device: Arc<UcmaDevice>,
     /// The event queue and context list (F). Locked through
     /// [`UcmaFile::lock`] only.
     #[pin]
@@ -365,9 +372,11 @@ fn write_struct_min<T: IntoBytes + Immutable>(response: u64, v: &T, out: usize) 
 impl UcmaFile {
     /// Allocates the state of a newly opened file, in `open()`: the
     /// calling process is the opener.
-    pub(crate) fn new() -> Result<Arc<Self>> {
+    pub(crate) fn new(device: &Arc<UcmaDevice>) -> Result<Arc<Self>> {
+        let _coverage = KcovHandle::of_current().section();
         Arc::pin_init(
             pin_init!(Self {
+                device: device.clone(),
                 inner <- new_mutex!(
                     FileInner {
                         events: EventList::new(),
@@ -377,6 +386,7 @@ impl UcmaFile {
                         ids_refused: 0,
                         events_refused: 0,
                         closed: false,
+                        limits: device.limits,
                     },
                     "UcmaFile::inner"
                 ),
@@ -764,7 +774,7 @@ impl UcmaFile {
     fn listen(&self, p: UserPtr) -> Result {
         let cmd: Listen = read_cmd(p)?;
         let ctx = Context::lookup(self, cmd.id)?;
-        let max = crate::max_backlog();
+        let max = tunables::max_backlog();
         let backlog = if cmd.backlog <= 0 || cmd.backlog > max {
             max
         } else {
@@ -1050,24 +1060,9 @@ impl UcmaFile {
     }
 }
 
-/// The file operations of `/dev/infiniband/rdma_cm`, at one address
-/// (MIGRATE_ID recognises the files of the device by it).
-static FOPS: FileOperations<UcmaFile> = FileOperations::new();
-
-impl MiscDevice for UcmaFile {
-    type OwnerModule = crate::LocalModule;
-    type Ptr = Arc<UcmaFile>;
-
-    fn fops() -> &'static FileOperations<Self> {
-        &FOPS
-    }
-
-    fn open(_file: &File) -> Result<Arc<Self>> {
-        let _coverage = KcovHandle::of_current().section();
-        UcmaFile::new()
-    }
-
-    fn release(state: Arc<Self>, _file: &File) {
+impl UcmaFile {
+    /// `release()` of the file: its last reference is gone.
+    pub(crate) fn release_file(state: Arc<Self>) {
         let _coverage = KcovHandle::of_current().section();
         state.release();
         // Inside the section: when this is the last reference (no context
@@ -1077,7 +1072,7 @@ impl MiscDevice for UcmaFile {
 
     /// One `write()` of `len` bytes at `buf`: a command header and its
     /// payload. Returns `len` on success, as the C module does.
-    fn write(
+    pub(crate) fn write_command(
         state: ArcBorrow<'_, Self>,
         file: &File,
         buf: UserPtr,
@@ -1103,15 +1098,10 @@ impl MiscDevice for UcmaFile {
         Ok(len)
     }
 
-    fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
-        let _coverage = KcovHandle::of_current().section();
-        state.poll(file, table)
-    }
-
     /// `/proc/<pid>/fdinfo/<fd>`: the file's ids by state, its queued and
     /// delivered events, its multicast joins, and each listener's backlog
     /// (format: Documentation/usage.rst). O(ids), under the file's lock.
-    fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile) {
+    pub(crate) fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile) {
         let _coverage = KcovHandle::of_current().section();
         let inner = state.lock();
         let mut by_state = [0u64; IdState::ALL.len()];
@@ -1131,8 +1121,8 @@ impl MiscDevice for UcmaFile {
         }
         // The caps as loaded (0: none), and what they refused on this file.
         let (max_ids, max_events) = (
-            crate::max_ids_per_file_param(),
-            crate::max_events_per_file_param(),
+            state.device.limits.max_ids_per_file_param,
+            state.device.limits.max_events_per_file_param,
         );
         seq_print!(m, "rdma_cm_ids_max:\t{max_ids}\n");
         seq_print!(m, "rdma_cm_ids_refused:\t{}\n", inner.ids_refused);

@@ -8,27 +8,38 @@
 //! events for userspace to fetch.
 //!
 //! Layers (Documentation/design.rst): the entry point (this file: module
-//! init and exit, the global tables, the device's registration, its
-//! ib_client and sysctl); the domain without `unsafe` (`ucma_file`,
-//! `context`, `multicast`, `event`, `marshal`); the abstractions that hold
-//! the rest of the `unsafe` and import nothing of the domain (`misc_device`,
-//! `rdma_cm`, `id_table`, `tagged_list`, `owned_queue`, `user_input`, and
-//! `rdma_sys`, the generated bindings); and `ucma_core` (shared with the
-//! host cargo build), the pure ABI logic.
+//! init and exit, the device's registration, its ib_client); the domain
+//! without `unsafe` (`device`, the state all files share, `ucma_file`,
+//! `context`, `multicast`, `event`, `marshal`), which never imports this
+//! file; the abstractions that hold the rest of the `unsafe` and import
+//! nothing of the domain (`misc_device`, `rdma_cm`, `id_table`,
+//! `tagged_list`, `owned_queue`, `user_input`, `tunables`, and `rdma_sys`,
+//! the generated bindings); and `ucma_core` (shared with the host cargo
+//! build), the pure ABI logic.
 
 use kernel::{
+    fs::File,
     prelude::*,
-    sync::Arc, //
+    seq_file::SeqFile,
+    sync::{
+        poll::PollTable,
+        Arc,
+        ArcBorrow, //
+    },
+    uaccess::UserPtr,
 };
 
 use crate::{
     context::Context,
-    id_table::IdTable,
-    multicast::Multicast,
-    owned_queue::OwnedQueue, //
+    device::UcmaDevice,
+    kcov::KcovHandle,
+    tagged_list::impl_tagged,
+    tunables::Sysctl, //
 };
 
 use misc_device::{
+    FileOperations,
+    MiscDevice,
     MiscDeviceOptions,
     MiscDeviceRegistration, //
 };
@@ -36,6 +47,7 @@ use ucma_file::UcmaFile;
 
 mod abi_check;
 mod context;
+mod device;
 mod event;
 mod id_table;
 mod kcov;
@@ -47,6 +59,7 @@ mod owned_queue;
 mod rdma_cm;
 mod rdma_sys;
 mod tagged_list;
+mod tunables;
 mod ucma_file;
 mod user_input;
 
@@ -86,14 +99,14 @@ module! {
 const VERSION: &str = env!("UCMA_RS_VERSION");
 
 /// The loaded module. Fields drop in order: the client, the device (no new
-/// files), then the sysctl, then the global tables.
-#[pin_data]
+/// files; its shared state goes once the last reference to it does), then
+/// the sysctl.
+#[pin_data(PinnedDrop)]
 struct UcmaModule {
     _client: IbClient,
     #[pin]
     misc: MiscDeviceRegistration<UcmaFile>,
     _sysctl: Sysctl,
-    _tables: Tables,
 }
 
 impl kernel::InPlaceModule for UcmaModule {
@@ -101,12 +114,14 @@ impl kernel::InPlaceModule for UcmaModule {
         try_pin_init!(Self {
             // Refuse early, before touching anything the C module also owns
             // (the sysctl path, the misc name, the ib_client name).
-            _tables: {
+            _sysctl: {
                 ensure_name_free()?;
-                Tables::init()?
+                Sysctl::register()?
             },
-            _sysctl: Sysctl::register()?,
-            misc <- MiscDeviceRegistration::register(misc_options()),
+            misc <- MiscDeviceRegistration::register(
+                misc_options(),
+                Arc::pin_init(UcmaDevice::new(), GFP_KERNEL)?,
+            ),
             // SAFETY: `misc` is registered, so its device is valid until
             // `misc` is dropped; `_client` is declared before `misc`, so it is
             // dropped (the client unregistered) first.
@@ -119,6 +134,57 @@ impl kernel::InPlaceModule for UcmaModule {
             );
             Ok(())
         })
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for UcmaModule {
+    fn drop(self: Pin<&mut Self>) {
+        // No file is open (each pins the module): teardown queued by a
+        // device removal is all that may still run this module's code.
+        self.misc.data().drain_close_work();
+    }
+}
+
+// Here, not in `context`: the macro expands to an `unsafe impl`, which
+// the domain modules forbid.
+impl_tagged! {
+    impl Tagged for Context { self.list_tag }
+}
+
+/// The file operations of `/dev/infiniband/rdma_cm`, at one address
+/// (MIGRATE_ID recognises the files of the device by it).
+static FOPS: FileOperations<UcmaFile> = FileOperations::new();
+
+/// The device's file operations, each the domain's (`ucma_file`).
+impl MiscDevice for UcmaFile {
+    type OwnerModule = LocalModule;
+    type Ptr = Arc<UcmaFile>;
+    type RegistrationData = Arc<UcmaDevice>;
+
+    fn fops() -> &'static FileOperations<Self> {
+        &FOPS
+    }
+
+    fn open(_file: &File, device: &Arc<UcmaDevice>) -> Result<Arc<Self>> {
+        UcmaFile::new(device)
+    }
+
+    fn release(state: Arc<Self>, _file: &File) {
+        UcmaFile::release_file(state);
+    }
+
+    fn write(state: ArcBorrow<'_, Self>, file: &File, buf: UserPtr, len: usize) -> Result<usize> {
+        UcmaFile::write_command(state, file, buf, len)
+    }
+
+    fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
+        let _coverage = KcovHandle::of_current().section();
+        state.poll(file, table)
+    }
+
+    fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile) {
+        UcmaFile::show_fdinfo(state, m);
     }
 }
 
@@ -146,65 +212,6 @@ fn ensure_name_free() -> Result {
         return Err(EBUSY);
     }
     Ok(())
-}
-
-/// The ids of all contexts of all files, as the C module's `ctx_table`:
-/// global, lowest free id first.
-static CONTEXTS: IdTable<Arc<Context>> = IdTable::new();
-
-/// The ids of all multicast joins, as the C module's `multicast_table`.
-static MULTICASTS: IdTable<Arc<Multicast>> = IdTable::new();
-
-kernel::sync::global_lock! {
-    // SAFETY: `Tables::init` initialises it in module init, before the
-    // device (the only way to reach it) is registered.
-    unsafe(uninit) static CLOSE_WQ: Mutex<Option<OwnedQueue>> = None;
-}
-
-/// The global tables and the close workqueue (teardown after a device
-/// removal), set up before the device is registered and torn down after
-/// it is gone.
-struct Tables;
-
-impl Tables {
-    fn init() -> Result<Self> {
-        // SAFETY: called once, before any other use of `CLOSE_WQ`.
-        unsafe { CLOSE_WQ.init() };
-        *CLOSE_WQ.lock() = Some(OwnedQueue::new(c"ucma_rs_close")?);
-        Ok(Tables)
-    }
-}
-
-impl Drop for Tables {
-    fn drop(&mut self) {
-        // Waits for queued context teardown to finish.
-        let wq = CLOSE_WQ.lock().take();
-        drop(wq);
-        // SAFETY: the device is gone, every file is closed and the close
-        // workqueue drained: nothing uses the tables any more.
-        unsafe {
-            CONTEXTS.destroy();
-            MULTICASTS.destroy();
-        }
-    }
-}
-
-/// The `net.rdma_ucm.max_backlog` sysctl (initial network namespace).
-struct Sysctl;
-
-impl Sysctl {
-    fn register() -> Result<Self> {
-        // SAFETY: registers a static table; undone once in `drop`.
-        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_sysctl_register() })?;
-        Ok(Sysctl)
-    }
-}
-
-impl Drop for Sysctl {
-    fn drop(&mut self) {
-        // SAFETY: registered in `register`.
-        unsafe { rdma_sys::ucma_shim_sysctl_unregister() };
-    }
 }
 
 /// The `rdma_cm` ib_client: answers netlink chardev discovery with the misc
@@ -236,40 +243,4 @@ impl Drop for IbClient {
         // SAFETY: by the type invariant the client is registered.
         unsafe { rdma_sys::ucma_shim_client_unregister() };
     }
-}
-
-/// The `max_ids_per_file` module parameter as loaded (0: no limit). The
-/// module's parameters are the shim's (`module_param`, readable in sysfs),
-/// read when they are used; they are set at load time only.
-pub(crate) fn max_ids_per_file_param() -> u32 {
-    // SAFETY: reads a static integer.
-    unsafe { rdma_sys::ucma_shim_max_ids_per_file() }
-}
-
-/// The `max_events_per_file` module parameter as loaded (0: no limit).
-pub(crate) fn max_events_per_file_param() -> u32 {
-    // SAFETY: reads a static integer.
-    unsafe { rdma_sys::ucma_shim_max_events_per_file() }
-}
-
-/// The `max_ids_per_file` cap (`u32::MAX` for 0, no limit).
-pub(crate) fn max_ids_per_file() -> u32 {
-    match max_ids_per_file_param() {
-        0 => u32::MAX,
-        n => n,
-    }
-}
-
-/// The `max_events_per_file` cap (`u32::MAX` for 0, no limit).
-pub(crate) fn max_events_per_file() -> u32 {
-    match max_events_per_file_param() {
-        0 => u32::MAX,
-        n => n,
-    }
-}
-
-/// The current `net.rdma_ucm.max_backlog`.
-pub(crate) fn max_backlog() -> i32 {
-    // SAFETY: reads a static integer.
-    unsafe { rdma_sys::ucma_shim_max_backlog() }
 }

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The uCMA device: what every file of `/dev/infiniband/rdma_cm` shares.
+//!
+//! One [`UcmaDevice`], made at module init and held by the misc device's
+//! registration, owns the id tables (the C module's global `ctx_table` and
+//! `multicast_table`: one numbering for all files, lowest free id first),
+//! the close workqueue and the limits the module was loaded with. Every
+//! file and every context holds a reference to it. The tables hold the
+//! published contexts and joins, which hold the device: the cycle ends as
+//! the files close, each unpublishing its ids.
+
+#![forbid(unsafe_code)]
+
+use kernel::{
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    context::Context,
+    id_table::IdTable,
+    multicast::Multicast,
+    owned_queue::OwnedQueue,
+    tunables, //
+};
+
+/// The caps the module was loaded with (its parameters; 0: none).
+#[derive(Clone, Copy)]
+pub(crate) struct Limits {
+    /// `max_ids_per_file`, as loaded.
+    pub(crate) max_ids_per_file_param: u32,
+    /// `max_events_per_file`, as loaded.
+    pub(crate) max_events_per_file_param: u32,
+}
+
+impl Limits {
+    /// The module's parameters.
+    fn loaded() -> Self {
+        Limits {
+            max_ids_per_file_param: tunables::max_ids_per_file_param(),
+            max_events_per_file_param: tunables::max_events_per_file_param(),
+        }
+    }
+
+    /// The `max_ids_per_file` cap (`u32::MAX` for 0, no limit).
+    pub(crate) fn max_ids_per_file(&self) -> u32 {
+        match self.max_ids_per_file_param {
+            0 => u32::MAX,
+            n => n,
+        }
+    }
+
+    /// The `max_events_per_file` cap (`u32::MAX` for 0, no limit).
+    pub(crate) fn max_events_per_file(&self) -> u32 {
+        match self.max_events_per_file_param {
+            0 => u32::MAX,
+            n => n,
+        }
+    }
+}
+
+/// The state all files of the device share.
+#[pin_data]
+pub(crate) struct UcmaDevice {
+    /// The ids of all contexts of all files.
+    #[pin]
+    pub(crate) contexts: IdTable<Arc<Context>>,
+    /// The ids of all multicast joins.
+    #[pin]
+    pub(crate) multicasts: IdTable<Arc<Multicast>>,
+    /// Where a context's teardown after a device removal runs (the event
+    /// handler cannot destroy its own id).
+    close_wq: OwnedQueue,
+    /// The module's caps.
+    pub(crate) limits: Limits,
+}
+
+impl UcmaDevice {
+    /// The device's state, empty.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            contexts <- IdTable::new(),
+            multicasts <- IdTable::new(),
+            close_wq: OwnedQueue::new(c"ucma_rs_close")?,
+            limits: Limits::loaded(),
+        }? Error)
+    }
+
+    /// Queues the teardown of `ctx` (see `Context`'s `WorkItem`).
+    pub(crate) fn queue_close(&self, ctx: Arc<Context>) {
+        // Already queued: once is enough.
+        let _ = self.close_wq.queue().enqueue(ctx);
+    }
+
+    /// Waits until no teardown is queued or running: at module exit, once
+    /// no file is open (so that none can be queued any more), before the
+    /// module's code goes.
+    pub(crate) fn drain_close_work(&self) {
+        self.close_wq.drain();
+    }
+}

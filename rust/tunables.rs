@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The module's tunables, which the C shim defines: its parameters
+//! (`module_param`, readable under `/sys/module/ucma_rs/parameters/`, set
+//! at load time only) and the `net.rdma_ucm.max_backlog` sysctl, as the C
+//! module has it.
+//!
+//! It imports nothing from the rest of the crate but the bindings.
+
+use kernel::prelude::*;
+
+use crate::rdma_sys;
+
+/// The `max_ids_per_file` module parameter as loaded (0: no limit).
+pub(crate) fn max_ids_per_file_param() -> u32 {
+    // SAFETY: reads a static integer.
+    unsafe { rdma_sys::ucma_shim_max_ids_per_file() }
+}
+
+/// The `max_events_per_file` module parameter as loaded (0: no limit).
+pub(crate) fn max_events_per_file_param() -> u32 {
+    // SAFETY: reads a static integer.
+    unsafe { rdma_sys::ucma_shim_max_events_per_file() }
+}
+
+/// The current `net.rdma_ucm.max_backlog`.
+pub(crate) fn max_backlog() -> i32 {
+    // SAFETY: reads a static integer.
+    unsafe { rdma_sys::ucma_shim_max_backlog() }
+}
+
+/// The `net.rdma_ucm.max_backlog` sysctl (initial network namespace),
+/// registered while this value lives.
+///
+/// # Invariants
+///
+/// The shim's sysctl table is registered; it is unregistered exactly once,
+/// in `drop`.
+pub(crate) struct Sysctl {
+    _registered: (),
+}
+
+impl Sysctl {
+    /// Registers the sysctl.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: registers the shim's static table; undone once in `drop`.
+        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_sysctl_register() })?;
+        // INVARIANT: registered just above.
+        Ok(Sysctl { _registered: () })
+    }
+}
+
+impl Drop for Sysctl {
+    fn drop(&mut self) {
+        // SAFETY: by the invariant the table is registered.
+        unsafe { rdma_sys::ucma_shim_sysctl_unregister() };
+    }
+}
