@@ -71,8 +71,7 @@ use crate::{
         EventType,
         Joins,
         PortSpace,
-        QpType,
-        RdmaCmId, //
+        QpType, //
     },
     tagged_list::ListTag,
     ucma_core::uapi::EventResp,
@@ -271,7 +270,6 @@ kernel::list::impl_list_arc_safe! {
 kernel::list::impl_list_item! {
     impl ListItem<0> for Context { using ListLinks { self.links }; }
 }
-
 
 impl WorkItem for Context {
     type Pointer = Arc<Context>;
@@ -581,7 +579,7 @@ impl Context {
         // The event carries the listener's uid and the child's id; its param
         // branch follows the listener's QP type, as in C (the child's may
         // differ: a UD request on an RC listener of the IB port space).
-        let resp = event_resp(ev, listener.uid(), r.id(), listener.qp_type, req.id());
+        let resp = event_resp(ev, listener.uid(), r.id(), listener.qp_type);
         let qp_type = req.id().qp_type();
         // From here on the child's `CmId` owns the new id; dropped before
         // the handler returns, it makes the request refused (rdma_cm
@@ -749,7 +747,7 @@ impl CmHandler for Context {
     }
 
     /// The event handler (not for connect requests), under the id's handler lock.
-    fn event(ctx: ArcBorrow<'_, Context>, id: &RdmaCmId, ev: &CmEvent<'_, Context>) {
+    fn event(ctx: ArcBorrow<'_, Context>, ev: &CmEvent<'_, Context>) {
         let ctx: Arc<Context> = ctx.into();
         if let Some(s) = IdState::after(ev.kind()) {
             ctx.id_state.store(s as i32, Relaxed);
@@ -761,13 +759,10 @@ impl CmHandler for Context {
             let (kind, resp) = match ev.join() {
                 Some(mc) => (
                     EventKind::Multicast(mc.into()),
-                    event_resp(ev, mc.uid, mc.id, ctx.qp_type, id),
+                    event_resp(ev, mc.uid, mc.id, ctx.qp_type),
                 ),
                 None if ev.is_multicast() => return,
-                None => (
-                    EventKind::Plain,
-                    event_resp(ev, uid, ctx.id, ctx.qp_type, id),
-                ),
+                None => (EventKind::Plain, event_resp(ev, uid, ctx.id, ctx.qp_type)),
             };
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();

@@ -35,7 +35,8 @@ use kernel::{
 /// # Invariants
 ///
 /// `xa` is an xarray initialised with `XA_FLAGS_ALLOC` whose entries are
-/// zero entries (reserved ids, each owned by one [`Reservation`]) or
+/// zero entries (reserved ids, each owned by at most one [`Reservation`]:
+/// one may have been forgotten) or
 /// pointers returned by `T::into_foreign`, owned by the table.
 #[pin_data(PinnedDrop)]
 pub(crate) struct IdTable<T: ForeignOwnable> {
@@ -111,7 +112,10 @@ impl<T: ForeignOwnable> IdTable<T> {
     pub(crate) fn lock(&self) -> IdTableGuard<'_, T> {
         // SAFETY: by the invariant the xarray is initialised.
         unsafe { bindings::xa_lock(self.xa.get()) };
-        IdTableGuard { table: self }
+        IdTableGuard {
+            table: self,
+            _not_send: PhantomData,
+        }
     }
 }
 
@@ -143,6 +147,8 @@ impl<T: ForeignOwnable> PinnedDrop for IdTable<T> {
 /// An [`IdTable`] whose lock is held; unlocks when dropped.
 pub(crate) struct IdTableGuard<'a, T: ForeignOwnable> {
     table: &'a IdTable<T>,
+    /// Not `Send`: the spinlock is released by the thread that took it.
+    _not_send: PhantomData<*mut ()>,
 }
 
 impl<T: ForeignOwnable> Drop for IdTableGuard<'_, T> {

@@ -107,17 +107,16 @@ fn copy_private_data(out: &mut [u8], pd: &[u8]) {
 
 /// The user's image of event `ev` for a context whose id has QP type
 /// `qp_type` (which selects the `conn` or `ud` branch of `param`, as in C:
-/// for a connect request, the listener's). `id_dev` is the id the event
-/// came with, whose device converts a UD address handle: for a connect
-/// request the new id's, where C passes the listener's (null for a wildcard
-/// listener); only an OPA address handle, which only a bound id on an OPA
-/// port receives, is converted with it.
+/// for a connect request, the listener's). A UD address handle is
+/// converted with the device of the id the event came with: for a connect
+/// request the new id's, where C passes the listener's (null for a
+/// wildcard listener); only an OPA address handle, which only a bound id on
+/// an OPA port receives, is converted with it.
 pub(crate) fn event_resp<H: CmHandler>(
     ev: &CmEvent<'_, H>,
     uid: u64,
     id: u32,
     qp_type: QpType,
-    id_dev: &RdmaCmId,
 ) -> EventResp {
     let e = ev.ece();
     let mut r = EventResp {
@@ -137,7 +136,7 @@ pub(crate) fn event_resp<H: CmHandler>(
         return r;
     }
     if qp_type == QpType::UD {
-        let u = ev.ud(id_dev);
+        let u = ev.ud();
         let mut p = UdParam::new_zeroed();
         p.qp_num = u.qp_num;
         p.qkey = u.qkey;

@@ -289,7 +289,11 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
         let inner = misc.cast::<Opaque<bindings::miscdevice>>();
         // SAFETY: `inner` is the field of a live registration, as
         // guaranteed by the caller; the offset takes back to its start.
-        unsafe { &*inner.byte_sub(core::mem::offset_of!(Self, inner)).cast::<Self>() }
+        unsafe {
+            &*inner
+                .byte_sub(core::mem::offset_of!(Self, inner))
+                .cast::<Self>()
+        }
     }
 
     /// The registered device's `this_device`, valid while `self` lives.

@@ -18,7 +18,9 @@
 //!   destroy its own id.
 //! - On `RDMA_CM_EVENT_CONNECT_REQUEST` the handler is given a *new* id whose
 //!   `context` is still the listener's, under the new id's handler lock and
-//!   the listener's. A non-zero return makes rdma_cm destroy the new id;
+//!   the listening id's (for a wildcard listener, the per-device id's that
+//!   `rdma_destroy_id()` of the listener destroys and so waits for). A
+//!   non-zero return makes rdma_cm destroy the new id;
 //!   `-ENOMEM` in particular makes ib_cm drop the request silently (the
 //!   peer retries). So the abstraction, not the user, picks the return:
 //!   non-zero only when no [`CmId`] owns the new id.
@@ -27,6 +29,13 @@
 //!   handler runs with it.
 //! - `rdma_accept()` on an id of a user (`rdma_create_user_id()`) requires
 //!   the id's handler lock.
+//! - What takes an id's handler lock (`rdma_destroy_id()`, `rdma_connect()`,
+//!   `rdma_lock_handler()`, `rdma_leave_multicast()`, which waits for the
+//!   join's handler) deadlocks inside that id's own handler. Dropping a
+//!   [`CmId`] or calling those of its methods from its own handler does;
+//!   that is not undefined behaviour, and the abstraction does not prevent
+//!   it (the one exception it handles: a connect request's new id, whose
+//!   `CmId` may be dropped inside the request's handler).
 
 use core::{
     cell::Cell,
@@ -237,6 +246,22 @@ impl SockAddr {
         &self.0
     }
 
+    /// `rdma_addr_size()`: how many bytes of the storage rdma_cm reads and
+    /// compares (by the family: 0 for one it does not know).
+    pub(crate) fn rdma_size(&self) -> usize {
+        let mut a = self.clone();
+        // SAFETY: `a` is a valid sockaddr_storage; the size is read from its
+        // family, and only read.
+        let n = unsafe { sys::rdma_addr_size(a.as_mut_ptr()) };
+        usize::try_from(n).unwrap_or(0).min(Self::SIZE)
+    }
+
+    /// The address as rdma_cm sees it: its first [`Self::rdma_size`] bytes,
+    /// the rest zeroed.
+    fn rdma_normalized(&self) -> Self {
+        Self::from_bytes(&self.0[..self.rdma_size()])
+    }
+
     /// The address family.
     pub(crate) fn family(&self) -> u16 {
         u16::from_ne_bytes([self.0[0], self.0[1]])
@@ -282,12 +307,13 @@ pub(crate) trait CmHandler: Send + Sync + Sized {
     /// What a multicast join of the id is known by; its events carry it.
     type Join: Send + Sync;
 
-    /// An event for `id` (every kind but a connect request). Runs under
-    /// the id's handler lock, in process context.
-    fn event(this: ArcBorrow<'_, Self>, id: &RdmaCmId, ev: &CmEvent<'_, Self>);
+    /// An event of an id whose object is `this` (every kind but a connect
+    /// request). Runs under the id's handler lock, in process context.
+    fn event(this: ArcBorrow<'_, Self>, ev: &CmEvent<'_, Self>);
 
     /// A connect request on the listener `this`; the new id is `req`'s.
-    /// Runs under the new id's handler lock (and the listener's). The
+    /// Runs under the new id's handler lock (and the listening id's: see
+    /// this file's header). The
     /// outcome says whether the id was taken into an owner or refused; see
     /// [`ConnectRequest`].
     fn connect_request<'a>(
@@ -308,7 +334,11 @@ pub(crate) trait CmHandler: Send + Sync + Sized {
 
 /// An `rdma_cm_id`: memory that rdma_cm writes while its user reads it (its
 /// work items resolve addresses and routes), so it is only ever read field
-/// by field, or copied, through raw pointers.
+/// by field, or copied, through raw pointers, never through a reference to
+/// the whole struct. Such a read may see a field mid-update (as C's
+/// `ucma.c` reads them, unlocked); nothing read is followed as a pointer
+/// but the device, set when the id is bound and kept until it is
+/// destroyed.
 ///
 /// # Invariants
 ///
@@ -559,7 +589,10 @@ impl RdmaCmId {
 
     /// Copies the resolved service records into `out`, as many whole ones
     /// as fit; returns how many the id has, or `None` when none was
-    /// resolved.
+    /// resolved. (7.3's `cma_query_ib_service_handler()` publishes the
+    /// records' pointer and count before it copies them in: a read racing
+    /// a resolution on an InfiniBand port may copy bytes not yet written,
+    /// as C's QUERY does. Soft-RoCE and iWARP ids have no records.)
     pub(crate) fn read_service_recs(&self, out: &mut [u8]) -> Option<u32> {
         // SAFETY: as in `device`.
         let (recs, num) = unsafe {
@@ -701,13 +734,18 @@ impl<J> Joins<J> {
 ///   request's handler returned; the handler returns an error and rdma_cm
 ///   destroys the id.
 ///
-/// `Arc<H>` pointers are aligned to at least 4 bytes (an `Arc` begins with
-/// its 32-bit reference count), so neither tag is one.
+/// An `Arc<H>` pointer points at the `H`, aligned to `align_of::<H>()`,
+/// which is at least 4 ([`word_of`] checks it at build time), so neither
+/// tag is one.
 const PENDING: usize = 1;
 /// See [`PENDING`].
 const REFUSED: usize = 2;
 
-const _: () = assert!(core::mem::align_of::<bindings::refcount_t>() >= 4);
+/// `handler` as a `context` word that owns the reference.
+fn word_of<H>(handler: Arc<H>) -> *mut c_void {
+    const { assert!(core::mem::align_of::<H>() >= 4) };
+    Arc::into_raw(handler).cast_mut().cast::<c_void>()
+}
 
 /// A decoded `context` word.
 enum Word<H> {
@@ -848,7 +886,7 @@ impl<H: CmHandler> CmId<H> {
         if self.used.get() {
             return Err(handler);
         }
-        let raw = Arc::into_raw(handler).cast_mut().cast::<c_void>();
+        let raw = word_of(handler);
         // INVARIANT: an unused id's word is null until set here, once.
         match self.word().cmpxchg(core::ptr::null_mut(), raw, Full) {
             Ok(_) => Ok(()),
@@ -975,12 +1013,17 @@ impl<H: CmHandler> CmId<H> {
     /// `rdma_init_qp_attr()` then `ib_copy_qp_attr_to_user()`: the
     /// attributes for moving a QP to `qp_state`.
     pub(crate) fn init_qp_attr(&self, qp_state: QpState) -> Result<UverbsQpAttr> {
+        // rdma_init_qp_attr() reads the id's device unchecked.
+        if !self.has_device() {
+            return Err(EINVAL);
+        }
         let mut attr = sys::ib_qp_attr {
             qp_state: qp_state.0,
             ..Default::default()
         };
         let mut mask: c_int = 0;
-        // SAFETY: `ptr` is live; `attr` and `mask` are valid for writes.
+        // SAFETY: `ptr` is live and has a device (checked above); `attr` and
+        // `mask` are valid for writes.
         to_result(unsafe { sys::rdma_init_qp_attr(self.used_raw(), &mut attr, &mut mask) })?;
         let mut resp = sys::ib_uverbs_qp_attr {
             // CAST: the mask is a bit set; the uAPI field is its u32 image.
@@ -1054,10 +1097,11 @@ impl<H: CmHandler> CmId<H> {
 
     /// `rdma_join_multicast()` of `addr`, with `join` as the context its
     /// events carry; the id keeps `join` until it is left or the id is
-    /// destroyed. `EADDRINUSE` if the id has joined `addr` already:
-    /// `rdma_leave_multicast()` names a join by its address and tears down
-    /// the first match, so a second join of one address could not be left
-    /// safely.
+    /// destroyed. `EINVAL` for an address of a family rdma_cm does not size
+    /// (it would match any join); `EADDRINUSE` if the id has joined `addr`
+    /// already: `rdma_leave_multicast()` names a join by its address and
+    /// tears down the first match, so a second join of one address could
+    /// not be left safely.
     pub(crate) fn join_multicast(
         &mut self,
         addr: &SockAddr,
@@ -1065,6 +1109,13 @@ impl<H: CmHandler> CmId<H> {
         join: Arc<H::Join>,
         gfp: Flags,
     ) -> Result {
+        // rdma_cm copies and compares only the address's `rdma_addr_size()`
+        // bytes (`rdma_leave_multicast()` leaves the first join whose that
+        // many bytes match): the joins are kept, and told apart, by those.
+        if addr.rdma_size() == 0 {
+            return Err(EINVAL);
+        }
+        let addr = &addr.rdma_normalized();
         if self.joins.iter().any(|(a, _)| a == addr) {
             return Err(EADDRINUSE);
         }
@@ -1171,7 +1222,9 @@ pub(crate) struct ConnectRequest<'a, H: CmHandler> {
 }
 
 /// What a connect request's handler did with the request; made only by
-/// [`ConnectRequest::refuse`] and [`PendingAttach::attach`] (or its drop).
+/// [`ConnectRequest::refuse`], [`PendingAttach::attach`] and
+/// [`PendingAttach::refuse`]; advisory (the handler's return follows the
+/// id's `context` word, see [`ConnectRequest`]).
 #[must_use = "return it from CmHandler::connect_request"]
 pub(crate) struct ConnectOutcome<'a> {
     refused: Option<Error>,
@@ -1254,7 +1307,7 @@ impl<'a, H: CmHandler> PendingAttach<'a, H> {
     pub(crate) fn attach(self, handler: Arc<H>) -> ConnectOutcome<'a> {
         // SAFETY: by the invariant the id is live for `'a`, with our handler.
         let word = unsafe { context_word(self.ptr.as_ptr()) };
-        let raw = Arc::into_raw(handler).cast_mut().cast::<c_void>();
+        let raw = word_of(handler);
         // CAST: the tag of a pending id; see `PENDING`.
         let tagged = (raw as usize | PENDING) as *mut c_void;
         // INVARIANT: the word takes the reference made above, if it was
@@ -1276,8 +1329,9 @@ impl<'a, H: CmHandler> PendingAttach<'a, H> {
     }
 
     /// Gives the id no handler object. If its `CmId` is still alive when
-    /// the request's handler returns, rdma_cm keeps the id (its events are
-    /// ignored until [`CmId::attach`]); if not, the handler returns `err`.
+    /// the request's handler returns, rdma_cm keeps the id, whose events
+    /// are then ignored (a used id cannot be attached); if not, the handler
+    /// returns `err`.
     pub(crate) fn refuse(self, err: Error) -> ConnectOutcome<'a> {
         ConnectOutcome {
             refused: Some(err),
@@ -1311,6 +1365,8 @@ pub(crate) struct UdEventParam<'a> {
 /// An rdma_cm event, borrowed for the duration of the handler.
 pub(crate) struct CmEvent<'a, H: CmHandler> {
     ev: &'a sys::rdma_cm_event,
+    /// The id the event is for (for a connect request, the new id).
+    id: &'a RdmaCmId,
     _handler: PhantomData<Arc<H>>,
 }
 
@@ -1391,18 +1447,20 @@ impl<H: CmHandler> CmEvent<'_, H> {
     }
 
     /// The `ud` branch of the parameters (meaningful for UD ids); the
-    /// address handle is converted with the device of `dev_of`.
-    pub(crate) fn ud(&self, dev_of: &RdmaCmId) -> UdEventParam<'_> {
+    /// address handle is converted with the device of the event's id.
+    pub(crate) fn ud(&self) -> UdEventParam<'_> {
         // SAFETY: as in `conn`.
         let u = unsafe { self.ev.param.ud.as_ref() };
         let mut ah: sys::ib_uverbs_ah_attr = Default::default();
         let src = core::ptr::from_ref(&u.ah_attr).cast_mut();
-        // SAFETY: the device is that of a live id (borrowed for this call):
-        // a live device while the id is bound, or null for an unbound id,
-        // which `ib_copy_ah_attr_to_user` accepts (it uses the device only
-        // to convert an OPA address handle, which only a bound id on an OPA
+        // SAFETY: the device is that of the event's id, live while the
+        // handler runs: a live device while the id is bound (rdma_cm reports
+        // an address handle only for an id bound to the device it came
+        // through), or null for an unbound id, which
+        // `ib_copy_ah_attr_to_user` accepts (it uses the device only to
+        // convert an OPA address handle, which only an id bound to an OPA
         // port receives). `ah` is a valid local and `src` is only read.
-        unsafe { sys::ib_copy_ah_attr_to_user(dev_of.device(), &mut ah, src) };
+        unsafe { sys::ib_copy_ah_attr_to_user(self.id.device(), &mut ah, src) };
         UdEventParam {
             qp_num: u.qp_num,
             qkey: u.qkey,
@@ -1435,7 +1493,7 @@ unsafe extern "C" fn cm_event_handler<H: CmHandler>(
         return if is_request { ENOMEM.to_errno() } else { 0 };
     };
     // SAFETY: an attached word is an `Arc<H>` the id owns (the listener's,
-    // for a connect request's new id: the listener's handler lock is held
+    // for a connect request's new id: the listening id's handler lock is held
     // while that runs, so the listener is not destroyed meanwhile), alive
     // while the handler runs.
     let this: ArcBorrow<'_, H> = unsafe { ArcBorrow::from_raw(this) };
@@ -1460,15 +1518,16 @@ unsafe fn handle_event<H: CmHandler>(
 ) -> c_int {
     // SAFETY: `event` is valid for the duration of the handler.
     let ev = unsafe { &*event };
+    // SAFETY: `id` is live for the handler's duration, which the borrow
+    // does not outlive.
+    let idref = unsafe { RdmaCmId::from_raw(id) };
     let ev = CmEvent {
         ev,
+        id: idref,
         _handler: PhantomData,
     };
     if ev.kind() != EventType::CONNECT_REQUEST {
-        // SAFETY: `id` is live for the handler's duration, which the borrow
-        // does not outlive.
-        let idref = unsafe { RdmaCmId::from_raw(id) };
-        H::event(this, idref, &ev);
+        H::event(this, &ev);
         return 0;
     }
     // SAFETY: `id` is non-null (a live id, as guaranteed by the caller).

@@ -47,17 +47,24 @@ const fn plain_field_size<T, F: AsBytes + FromBytes>(_field: fn(&T) -> &F) -> us
 }
 
 /// Implements [`AsBytes`] and [`FromBytes`] for a bindgen'd C struct whose
-/// every field is listed: the build fails unless the listed fields are
-/// plain bytes themselves and their sizes add up to the struct's (no
-/// padding, no field left out).
+/// every field is listed, in order: the build fails unless each listed
+/// field is plain bytes itself and begins where the one before it ends,
+/// and the last ends where the struct does (no padding, no field left out
+/// or listed twice).
 macro_rules! plain_c_struct {
     ($($t:ident { $($f:ident),+ $(,)? })+) => {$(
-        const _: () = assert!(
-            core::mem::size_of::<$t>() == 0 $(+ plain_field_size(|s: &$t| &s.$f))+
-        );
-        // SAFETY: checked above: every field is plain bytes and together
-        // they cover the struct, so every byte is initialised and any bytes
-        // are a valid value; a bindgen struct has no interior mutability.
+        const _: () = {
+            let mut end = 0;
+            $(
+                assert!(core::mem::offset_of!($t, $f) == end);
+                end += plain_field_size(|s: &$t| &s.$f);
+            )+
+            assert!(end == core::mem::size_of::<$t>());
+        };
+        // SAFETY: checked above: every field is plain bytes and together,
+        // end to end, they cover the struct, so every byte is initialised
+        // and any bytes are a valid value; a bindgen struct has no interior
+        // mutability.
         unsafe impl AsBytes for $t {}
         // SAFETY: as above.
         unsafe impl FromBytes for $t {}
