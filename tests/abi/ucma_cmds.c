@@ -208,36 +208,56 @@ static void on_getter_usr1(int sig)
 	(void)sig;
 }
 
+struct epoller {
+	int ep;
+	int n;
+};
+
+static void *epoll_waiter(void *arg)
+{
+	struct epoller *w = arg;
+	struct epoll_event got;
+
+	w->n = epoll_wait(w->ep, &got, 1, 10000);
+	return NULL;
+}
+
 /*
  * A blocking GET_EVENT and an EPOLLEXCLUSIVE epoll entry on one file, the
- * epoll entry registered first: one event must wake the GET_EVENT (C's
- * GET_EVENT waits non-exclusively; ucma-rs 0.2.0 slept as an exclusive
- * waiter on the poll queue, and the epoll entry took the one wake-up).
+ * epoll entry registered first and a thread in epoll_wait() on it: one
+ * event must wake the GET_EVENT (C's GET_EVENT waits non-exclusively;
+ * ucma-rs 0.2.0 slept as an exclusive waiter on the poll queue, and the
+ * epoll entry, which counts as an exclusive wake-up while someone waits in
+ * epoll_wait(), took the one wake-up).
  */
 static void test_epoll_exclusive(struct cmds_files *self)
 {
 	struct sigaction sa = { .sa_handler = on_getter_usr1 };
 	struct epoll_event ee = { .events = EPOLLIN | EPOLLEXCLUSIVE };
 	struct getter g = { .fd = self->fd1, .rc = -2 };
+	struct epoller w = { .n = -2 };
 	struct timespec until;
 	uint32_t id = ~0u;
-	pthread_t t;
+	pthread_t t, tw;
 	int ep, joined;
 
 	sigaction(SIGUSR1, &sa, NULL); /* no SA_RESTART: frees a stuck getter */
 	create_id(self->fd1, 0x3e, RDMA_PS_TCP, &id);
 	ep = epoll_create1(0);
 	epoll_ctl(ep, EPOLL_CTL_ADD, self->fd1, &ee);
+	w.ep = ep;
+	pthread_create(&tw, NULL, epoll_waiter, &w);
 	pthread_create(&t, NULL, blocking_getter, &g);
-	usleep(300000); /* the getter sleeps in GET_EVENT */
+	usleep(300000); /* both sleep: in epoll_wait() and in GET_EVENT */
 	write_user_event(self->fd1, id, EV_USER, 0, 0);
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 5;
 	joined = pthread_timedjoin_np(t, NULL, &until) == 0;
+	pthread_join(tw, NULL);
 	ktap_result(joined && g.rc == 0 && g.ev.id == id, "get_event_woken_beside_epoll_exclusive",
-		    "%s (rc %ld, errno %d)",
+		    "%s (rc %ld, errno %d); epoll_wait() returned %d",
 		    joined ? "GET_EVENT returned" :
-			     "GET_EVENT still asleep 5 s after the event was queued", g.rc, g.err);
+			     "GET_EVENT still asleep 5 s after the event was queued", g.rc, g.err, w.n);
 	if (!joined) {
 		pthread_kill(t, SIGUSR1);
 		pthread_join(t, NULL);
