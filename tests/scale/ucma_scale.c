@@ -401,7 +401,7 @@ static void scale_destroy_each(uint32_t *ids)
 
 /*
  * The groups, each in a process of its own (kselftest_harness.h) with its
- * timeout: three times its longest run on the debug kernel (30 000 ids,
+ * timeout: three times its longest run on the debug kernel (15 000 ids,
  * SCALE_IDS there); the default kernel's 300 000 ids take less.
  */
 TEST_F_TIMEOUT(scale, one_file, 180)
