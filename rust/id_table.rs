@@ -82,14 +82,15 @@ impl<T: ForeignOwnable> Reservation<'_, T> {
         // allocates nothing, so this cannot fail. By the invariant the slot
         // holds the zero entry and is no one else's.
         // INVARIANT: the slot now owns a pointer from `T::into_foreign`.
+        // SAFETY: as said above: lock held, slot reserved for us.
         unsafe { bindings::__xa_store(guard.xa(), self.id as usize, p, 0) };
     }
 
     /// Frees the reserved id.
     pub(crate) fn release(self) {
         let guard = self.table.lock();
-        // SAFETY: the lock is held; by the invariant the slot holds the zero
-        // entry, so nothing the table owns is dropped.
+        // The slot holds the zero entry (invariant): nothing owned is dropped.
+        // SAFETY: the lock is held; the slot is reserved for us (invariant).
         unsafe { bindings::__xa_erase(guard.xa(), self.id as usize) };
     }
 }
@@ -100,8 +101,8 @@ impl<T: ForeignOwnable> IdTable<T> {
         // INVARIANT: initialised, empty, with XA_FLAGS_ALLOC.
         pin_init!(Self {
             xa <- Opaque::ffi_init(|slot: *mut bindings::xarray| {
-                // SAFETY: `slot` is valid for writes; `xa_init_flags`
-                // initialises the whole xarray in place, where it stays.
+                // `xa_init_flags` initialises the whole xarray in place.
+                // SAFETY: `slot` is valid for writes, and pinned.
                 unsafe { bindings::xa_init_flags(slot, bindings::XA_FLAGS_ALLOC) }
             }),
             _p: PhantomData,
@@ -126,8 +127,8 @@ impl<T: ForeignOwnable> PinnedDrop for IdTable<T> {
         let xa = self.xa.get();
         let mut index: usize = 0;
         loop {
-            // SAFETY: the xarray is initialised; `xa_find` takes its own
-            // locks and skips zero entries.
+            // `xa_find` takes its own locks and skips zero entries.
+            // SAFETY: the xarray is initialised (invariant).
             let p = unsafe { bindings::xa_find(xa, &mut index, usize::MAX, bindings::XA_PRESENT) };
             if p.is_null() {
                 break;
@@ -138,8 +139,8 @@ impl<T: ForeignOwnable> PinnedDrop for IdTable<T> {
             // table owned it; it is out of the table now.
             drop(unsafe { T::from_foreign(p) });
         }
-        // SAFETY: the table is being dropped, so nothing else uses it (a
-        // `Reservation` borrows it); zero entries need no cleanup.
+        // Zero entries need no cleanup; a `Reservation` borrows the table.
+        // SAFETY: the table is being dropped: nothing else uses it.
         unsafe { bindings::xa_destroy(xa) };
     }
 }

@@ -287,8 +287,8 @@ impl<T: MiscDevice> MiscDeviceRegistration<T> {
     unsafe fn from_misc<'a>(misc: *mut bindings::miscdevice) -> &'a Self {
         // CAST: `Opaque<miscdevice>` is transparent over `miscdevice`.
         let inner = misc.cast::<Opaque<bindings::miscdevice>>();
-        // SAFETY: `inner` is the field of a live registration, as
-        // guaranteed by the caller; the offset takes back to its start.
+        // The offset takes the field back to the start of its struct.
+        // SAFETY: `inner` is the field of a live registration (caller).
         unsafe {
             &*inner
                 .byte_sub(core::mem::offset_of!(Self, inner))
@@ -386,10 +386,10 @@ impl<T: MiscDevice> VTable<T> {
         if ret != 0 {
             return ret;
         }
-        // SAFETY: `misc_open()` set `private_data` to the miscdevice whose
-        // fops these are: by the invariant of `MiscDeviceRegistration`, the
-        // `inner` of a `MiscDeviceRegistration<T>`, which stays registered
-        // (alive) while one of its files is being opened.
+        // `misc_open()` set `private_data` to the miscdevice whose fops these
+        // are: by the invariant of `MiscDeviceRegistration`, the `inner` of a
+        // `MiscDeviceRegistration<T>`, registered (alive) during the open.
+        // SAFETY: as said above; `misc_mtx` is held while we open.
         let reg = unsafe { MiscDeviceRegistration::<T>::from_misc((*file).private_data.cast()) };
         // SAFETY: the file is valid for the duration of this call, and no
         // `fdget_pos` region is active on it (it is being opened).

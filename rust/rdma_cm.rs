@@ -250,8 +250,8 @@ impl SockAddr {
     /// compares (by the family: 0 for one it does not know).
     pub(crate) fn rdma_size(&self) -> usize {
         let mut a = self.clone();
-        // SAFETY: `a` is a valid sockaddr_storage; the size is read from its
-        // family, and only read.
+        // The size is read from the family; the address is only read.
+        // SAFETY: `a` is a valid sockaddr_storage.
         let n = unsafe { sys::rdma_addr_size(a.as_mut_ptr()) };
         usize::try_from(n).unwrap_or(0).min(Self::SIZE)
     }
