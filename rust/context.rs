@@ -22,7 +22,6 @@ use zerocopy::FromZeros;
 use kernel::{
     list::{
         AtomicTracker,
-        ListArc,
         ListLinks,
         TryNewListArc, //
     },
@@ -166,6 +165,71 @@ impl IdState {
     }
 }
 
+/// A file's contexts by [`IdState`], and their multicast joins, kept as
+/// they change so that fdinfo reads them in O(1). Each listed context adds
+/// one to its state's count and its joins to `joins` (see [`Placement`]);
+/// every change is made under that context's `file` lock, so a count is a
+/// sum of the listed contexts' shares and never reads below zero.
+pub(crate) struct IdCounts {
+    by_state: [Atomic<u64>; IdState::ALL.len()],
+    joins: Atomic<u64>,
+}
+
+impl IdCounts {
+    /// No context counted.
+    pub(crate) fn new() -> Self {
+        IdCounts {
+            by_state: [const { Atomic::new(0) }; IdState::ALL.len()],
+            joins: Atomic::new(0),
+        }
+    }
+
+    fn count_of(&self, s: IdState) -> Option<&Atomic<u64>> {
+        self.by_state.get(s as usize)
+    }
+
+    fn add(&self, s: IdState, joins: u32) {
+        if let Some(n) = self.count_of(s) {
+            n.add(1, Relaxed);
+        }
+        self.joins.add(u64::from(joins), Relaxed);
+    }
+
+    fn remove(&self, s: IdState, joins: u32) {
+        if let Some(n) = self.count_of(s) {
+            n.fetch_sub(1, Relaxed);
+        }
+        self.joins.fetch_sub(u64::from(joins), Relaxed);
+    }
+
+    fn moved(&self, from: IdState, to: IdState) {
+        if let Some(n) = self.count_of(from) {
+            n.fetch_sub(1, Relaxed);
+        }
+        if let Some(n) = self.count_of(to) {
+            n.add(1, Relaxed);
+        }
+    }
+
+    fn joined(&self, made: bool) {
+        if made {
+            self.joins.add(1, Relaxed);
+        } else {
+            self.joins.fetch_sub(1, Relaxed);
+        }
+    }
+
+    /// The contexts in state `s`.
+    pub(crate) fn in_state(&self, s: IdState) -> u64 {
+        self.count_of(s).map_or(0, |n| n.load(Relaxed))
+    }
+
+    /// The joins of the counted contexts.
+    pub(crate) fn joins(&self) -> u64 {
+        self.joins.load(Relaxed)
+    }
+}
+
 /// The command-side state of a context, under its command lock (M).
 pub(crate) struct ContextState {
     /// The rdma_cm id; `None` once closed after a device removal (a zombie
@@ -221,9 +285,10 @@ pub(crate) struct Context {
     /// The command lock (M) and what it protects.
     #[pin]
     pub(crate) state: Mutex<ContextState>,
-    /// The file the context belongs to; changed by MIGRATE_ID.
+    /// The file the context belongs to (changed by MIGRATE_ID), and
+    /// whether its per-state counts include the context.
     #[pin]
-    file: SpinLock<Arc<UcmaFile>>,
+    file: SpinLock<Placement>,
     /// User cookie for events; 0 until ACCEPT for a connect request's child
     /// (events are not delivered while 0).
     uid: Atomic<u64>,
@@ -239,9 +304,9 @@ pub(crate) struct Context {
     backlog_limit: Atomic<i32>,
     /// Connect requests of this listener queued and not fetched.
     requests_queued: Atomic<i32>,
-    /// What the id is doing ([`IdState`]).
+    /// What the id is doing ([`IdState`]); changed under `file`'s lock.
     id_state: Atomic<i32>,
-    /// Multicast joins not left.
+    /// Multicast joins not left; changed under `file`'s lock.
     joins: Atomic<u32>,
     /// Set once the rdma_cm id is closed: lookups answer `ENXIO`.
     closed: Atomic<bool>,
@@ -258,6 +323,21 @@ pub(crate) struct Context {
     list_tracker: AtomicTracker,
     /// Which file's list holds the context (see `TaggedList`).
     pub(crate) list_tag: ListTag,
+    /// Links of the file's listener list.
+    #[pin]
+    listener_links: ListLinks<1>,
+    #[pin]
+    listener_tracker: AtomicTracker<1>,
+    /// Which file's listener list holds the context.
+    pub(crate) listener_tag: ListTag,
+}
+
+/// The file a context belongs to, and whether the file's [`IdCounts`]
+/// count it: from the moment it is listed on the file to the moment it
+/// is taken off (MIGRATE_ID moves its share with it).
+struct Placement {
+    file: Arc<UcmaFile>,
+    counted: bool,
 }
 
 kernel::impl_has_work! {
@@ -269,6 +349,13 @@ kernel::list::impl_list_arc_safe! {
 }
 kernel::list::impl_list_item! {
     impl ListItem<0> for Context { using ListLinks { self.links }; }
+}
+
+kernel::list::impl_list_arc_safe! {
+    impl ListArcSafe<1> for Context { tracked_by listener_tracker: AtomicTracker<1>; }
+}
+kernel::list::impl_list_item! {
+    impl ListItem<1> for Context { using ListLinks { self.listener_links }; }
 }
 
 impl WorkItem for Context {
@@ -302,7 +389,13 @@ impl Context {
                 },
                 "Context::state"
             ),
-            file <- new_spinlock!(file, "Context::file"),
+            file <- new_spinlock!(
+                Placement {
+                    file,
+                    counted: false
+                },
+                "Context::file"
+            ),
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
             queued: Atomic::new(0),
@@ -317,17 +410,49 @@ impl Context {
             links <- ListLinks::new(),
             list_tracker <- AtomicTracker::new(),
             list_tag: ListTag::new(),
+            listener_links <- ListLinks::new(),
+            listener_tracker <- AtomicTracker::new(),
+            listener_tag: ListTag::new(),
         })
     }
 
     /// The file the context belongs to now.
     pub(crate) fn file(&self) -> Arc<UcmaFile> {
-        self.file.lock().clone()
+        self.file.lock().file.clone()
     }
 
     /// Whether the context belongs to `file` now.
     pub(crate) fn belongs_to(&self, file: &UcmaFile) -> bool {
-        core::ptr::eq(&**self.file.lock(), file)
+        core::ptr::eq(&*self.file.lock().file, file)
+    }
+
+    /// Adds the context's state and joins to its file's counts (it is
+    /// being listed there). Called under the file's lock.
+    pub(crate) fn count_in(&self) {
+        let mut p = self.file.lock();
+        if !p.counted {
+            p.counted = true;
+            p.file.counts.add(self.id_state(), self.joins());
+        }
+    }
+
+    /// Takes the context's state and joins off its file's counts (it is
+    /// being taken off the list). Called under the file's lock.
+    pub(crate) fn count_out(&self) {
+        let mut p = self.file.lock();
+        if p.counted {
+            p.counted = false;
+            p.file.counts.remove(self.id_state(), self.joins());
+        }
+    }
+
+    /// Moves the id to state `to`, and its file's counts with it.
+    fn set_state(&self, to: IdState) {
+        let p = self.file.lock();
+        let from = IdState::from_raw(self.id_state.xchg(to as i32, Relaxed));
+        if p.counted {
+            p.file.counts.moved(from, to);
+        }
     }
 
     /// The user cookie.
@@ -369,7 +494,14 @@ impl Context {
     /// before the command, under M) to `to`, unless an event moved it
     /// meanwhile (that state is newer).
     pub(crate) fn command_done(&self, from: IdState, to: IdState) {
-        let _ = self.id_state.cmpxchg(from as i32, to as i32, Relaxed);
+        let p = self.file.lock();
+        let changed = self
+            .id_state
+            .cmpxchg(from as i32, to as i32, Relaxed)
+            .is_ok();
+        if changed && p.counted {
+            p.file.counts.moved(from, to);
+        }
     }
 
     /// Multicast joins not left.
@@ -379,10 +511,14 @@ impl Context {
 
     /// Counts a join made (`true`) or left.
     pub(crate) fn count_join(&self, made: bool) {
+        let p = self.file.lock();
         if made {
             self.joins.add(1, Relaxed);
         } else {
             self.joins.fetch_sub(1, Relaxed);
+        }
+        if p.counted {
+            p.file.counts.joined(made);
         }
     }
 
@@ -664,28 +800,34 @@ impl Context {
             if !live || !self.belongs_to(from) {
                 return Err(ENOENT);
             }
-            core::mem::replace(&mut *self.file.lock(), to.clone())
+            let mut p = self.file.lock();
+            // The state and joins cannot change meanwhile (M and H are
+            // held): the context's share of the counts moves with it.
+            if p.counted {
+                p.file.counts.remove(self.id_state(), self.joins());
+                to.counts.add(self.id_state(), self.joins());
+            }
+            core::mem::replace(&mut p.file, to.clone())
         };
         drop(old);
         let mut moved = EventList::new();
-        let (listed, reported) = {
+        let (taken, reported) = {
             let mut inner = from.lock();
             inner.take_events_of(self, &mut moved);
             (
-                inner.unlist_context(self),
+                inner.take_migrating(self),
                 self.events_reported.load(Relaxed),
             )
         };
         {
             let mut inner = to.lock();
-            match listed {
-                Some(listed) => inner.relist_context(listed),
+            match taken {
+                Some(taken) => inner.put_migrating(taken),
                 // Not listed on `from`: `from` is held open by the caller, so
-                // its release cannot have taken it; list it anew.
+                // its release cannot have taken it; list it anew (`to`'s cap
+                // was checked above).
                 None => {
-                    if let Ok(listed) = ListArc::try_from_arc(self.clone()) {
-                        inner.relist_context(listed);
-                    }
+                    let _ = inner.list_context(self);
                 }
             }
             inner.put_events(&mut moved);
@@ -730,7 +872,7 @@ impl Context {
         };
         cm.set_ib_path(wire)?;
         let _handler = cm.lock_handler();
-        self.id_state.store(IdState::RouteResolved as i32, Relaxed);
+        self.set_state(IdState::RouteResolved);
         if let Some(ev) = ev {
             self.file().queue_event(ev);
         }
@@ -750,7 +892,7 @@ impl CmHandler for Context {
     fn event(ctx: ArcBorrow<'_, Context>, ev: &CmEvent<'_, Context>) {
         let ctx: Arc<Context> = ctx.into();
         if let Some(s) = IdState::after(ev.kind()) {
-            ctx.id_state.store(s as i32, Relaxed);
+            ctx.set_state(s);
         }
         // Events of a connect request's child are dropped until ACCEPT sets
         // its uid; accept will just fail later.

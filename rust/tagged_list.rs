@@ -34,29 +34,32 @@ impl ListTag {
     }
 }
 
-/// An item that can be on a [`TaggedList`]. Implement it with
+/// An item that can be on a [`TaggedList`] of links `ID`. Implement it with
 /// [`impl_tagged!`].
 ///
 /// # Safety
 ///
-/// `list_tag` returns the same tag for an item every time, and no two
-/// items share one.
-pub(crate) unsafe trait Tagged: ListItem {
+/// `tag` returns the same tag for an item every time, and no two
+/// items share one. (An item's `Tagged` impls for two `ID`s may share a
+/// tag without harm: a list only ever writes its own tag or 0, so another
+/// list can make a remove miss, never make one find an item that is not
+/// there; give each `ID` its own field all the same.)
+pub(crate) unsafe trait Tagged<const ID: u64 = 0>: ListItem<ID> {
     /// The item's tag.
-    fn list_tag(&self) -> &ListTag;
+    fn tag(&self) -> &ListTag;
 }
 
 /// Implements [`Tagged`] for a struct with a [`ListTag`] field:
-/// `impl_tagged! { impl Tagged for Context { self.list_tag } }`. The field
-/// must be the struct's own (checked: `offset_of!`). (It expands to an
+/// `impl_tagged! { impl Tagged<0> for Context { self.list_tag } }`. The
+/// field must be the struct's own (checked: `offset_of!`). (It expands to an
 /// `unsafe impl`: invoke it outside the modules that forbid `unsafe`.)
 macro_rules! impl_tagged {
-    (impl Tagged for $t:ty { self.$field:ident }) => {
+    (impl Tagged<$id:literal> for $t:ty { self.$field:ident }) => {
         const _: usize = ::core::mem::offset_of!($t, $field);
         // SAFETY: the tag is a field of each item, so no two items share
         // one, and it is the same for an item every time.
-        unsafe impl $crate::tagged_list::Tagged for $t {
-            fn list_tag(&self) -> &$crate::tagged_list::ListTag {
+        unsafe impl $crate::tagged_list::Tagged<$id> for $t {
+            fn tag(&self) -> &$crate::tagged_list::ListTag {
                 &self.$field
             }
         }
@@ -75,12 +78,12 @@ static NEXT_TAG: Atomic<u64> = Atomic::new(1);
 /// not wrap). An item's tag equals `tag` if and only if the item is on
 /// `list`: it is set when the item is added and cleared when it is taken
 /// off, both through `&mut self`.
-pub(crate) struct TaggedList<T: ?Sized + Tagged> {
-    list: List<T>,
+pub(crate) struct TaggedList<T: ?Sized + Tagged<ID>, const ID: u64 = 0> {
+    list: List<T, ID>,
     tag: u64,
 }
 
-impl<T: ?Sized + Tagged> TaggedList<T> {
+impl<T: ?Sized + Tagged<ID>, const ID: u64> TaggedList<T, ID> {
     /// An empty list with a tag of its own.
     pub(crate) fn new() -> Self {
         // INVARIANT: the counter starts at 1 and only grows.
@@ -96,28 +99,28 @@ impl<T: ?Sized + Tagged> TaggedList<T> {
     }
 
     /// Adds `item` at the tail.
-    pub(crate) fn push_back(&mut self, item: ListArc<T>) {
+    pub(crate) fn push_back(&mut self, item: ListArc<T, ID>) {
         // INVARIANT: the item is on no list (a `ListArc` is the right to add
         // it to one); it is stamped as it goes on this one.
-        item.list_tag().0.store(self.tag, Relaxed);
+        item.tag().0.store(self.tag, Relaxed);
         self.list.push_back(item);
     }
 
     /// Takes the item at the head.
-    pub(crate) fn pop_front(&mut self) -> Option<ListArc<T>> {
+    pub(crate) fn pop_front(&mut self) -> Option<ListArc<T, ID>> {
         let item = self.list.pop_front()?;
         // INVARIANT: off the list, unstamped.
-        item.list_tag().0.store(0, Relaxed);
+        item.tag().0.store(0, Relaxed);
         Some(item)
     }
 
     /// Takes `item` off this list; `None` if it is not on it.
-    pub(crate) fn remove(&mut self, item: &T) -> Option<ListArc<T>> {
+    pub(crate) fn remove(&mut self, item: &T) -> Option<ListArc<T, ID>> {
         // Only this list stamps an item with this tag, and it does so through
         // `&mut self`, which the caller holds: the tag cannot change under us
         // to or from ours. (The lock that gives `&mut self` also orders this
         // read after any earlier unstamping by this list.)
-        if item.list_tag().0.load(Relaxed) != self.tag {
+        if item.tag().0.load(Relaxed) != self.tag {
             return None;
         }
         // SAFETY: by the type invariant an item stamped with our tag is on
@@ -125,7 +128,7 @@ impl<T: ?Sized + Tagged> TaggedList<T> {
         // but this file writes a tag).
         let taken = unsafe { self.list.remove(item) }?;
         // INVARIANT: off the list, unstamped.
-        taken.list_tag().0.store(0, Relaxed);
+        taken.tag().0.store(0, Relaxed);
         Some(taken)
     }
 }

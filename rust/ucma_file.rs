@@ -61,6 +61,7 @@ use zerocopy::{
 use crate::{
     context::{
         Context,
+        IdCounts,
         IdState, //
     },
     device::{
@@ -116,6 +117,12 @@ use crate::{
     },
 };
 
+/// A context MIGRATE_ID took off its old file's lists, to list on the new.
+pub(crate) struct Migrating {
+    listed: ListArc<Context>,
+    listener: Option<ListArc<Context, 1>>,
+}
+
 /// The fields of a [`UcmaFile`] protected by its lock (F).
 pub(crate) struct FileInner {
     /// Events waiting for GET_EVENT, oldest first.
@@ -127,6 +134,9 @@ pub(crate) struct FileInner {
     contexts: TaggedList<Context>,
     /// How many contexts `contexts` holds.
     listed: usize,
+    /// The contexts of `contexts` that LISTEN made listeners (some may have
+    /// left the listening state since), for fdinfo.
+    listeners: TaggedList<Context, 1>,
     /// CREATE_IDs and MIGRATE_IDs refused, and connect requests dropped, for
     /// the `max_ids_per_file` cap (fdinfo).
     ids_refused: u64,
@@ -177,28 +187,57 @@ impl FileInner {
         let listed = ListArc::try_from_arc(ctx.clone()).map_err(|_| EINVAL)?;
         self.contexts.push_back(listed);
         self.listed += 1;
+        ctx.count_in();
         Ok(())
     }
 
-    /// Lists again, at the tail, a context taken off a list (MIGRATE_ID,
-    /// which checked the cap first).
-    pub(crate) fn relist_context(&mut self, listed: ListArc<Context>) {
-        self.contexts.push_back(listed);
-        self.listed += 1;
+    /// Lists `ctx`, a context of this file that LISTEN made a listener, on
+    /// the file's listeners (once).
+    pub(crate) fn list_listener(&mut self, ctx: &Arc<Context>) {
+        if let Ok(listener) = ListArc::try_from_arc(ctx.clone()) {
+            self.listeners.push_back(listener);
+        }
     }
 
-    /// Takes `ctx` off the file's contexts, if it is listed here.
+    /// Takes `ctx` off the file's contexts (and listeners), if it is listed
+    /// here.
     pub(crate) fn unlist_context(&mut self, ctx: &Context) -> Option<ListArc<Context>> {
         let listed = self.contexts.remove(ctx)?;
         self.listed -= 1;
+        ctx.count_out();
+        drop(self.listeners.remove(ctx));
         Some(listed)
     }
 
-    /// Takes the oldest listed context off the file's contexts.
+    /// Takes the oldest listed context off the file's contexts (and
+    /// listeners).
     fn pop_context(&mut self) -> Option<ListArc<Context>> {
         let listed = self.contexts.pop_front()?;
         self.listed -= 1;
+        listed.count_out();
+        drop(self.listeners.remove(&listed));
         Some(listed)
+    }
+
+    /// MIGRATE_ID's half on the file `ctx` leaves: takes it off the
+    /// file's lists; its share of the counts has moved already.
+    pub(crate) fn take_migrating(&mut self, ctx: &Context) -> Option<Migrating> {
+        let listed = self.contexts.remove(ctx)?;
+        self.listed -= 1;
+        Some(Migrating {
+            listed,
+            listener: self.listeners.remove(ctx),
+        })
+    }
+
+    /// MIGRATE_ID's half on the file `ctx` joins (which checked the cap
+    /// first): lists it at the tail of its lists.
+    pub(crate) fn put_migrating(&mut self, m: Migrating) {
+        self.contexts.push_back(m.listed);
+        self.listed += 1;
+        if let Some(listener) = m.listener {
+            self.listeners.push_back(listener);
+        }
     }
 
     /// Queues `ev`; gives it back if the file is being released (the caller
@@ -278,6 +317,8 @@ pub(crate) struct UcmaFile {
     /// C's `ucma_poll()` reads `list_empty()`): pollers then never wait for
     /// the lock that every event's writer takes.
     has_events: Atomic<bool>,
+    /// The listed contexts by state, and their joins (fdinfo).
+    pub(crate) counts: IdCounts,
     /// Events GET_EVENT handed out on this file (fdinfo).
     events_delivered: Atomic<u64>,
     /// The opener's memory cgroup: what the event handler allocates for
@@ -383,6 +424,7 @@ impl UcmaFile {
                         queued: 0,
                         contexts: TaggedList::new(),
                         listed: 0,
+                        listeners: TaggedList::new(),
                         ids_refused: 0,
                         events_refused: 0,
                         closed: false,
@@ -391,6 +433,7 @@ impl UcmaFile {
                     "UcmaFile::inner"
                 ),
                 has_events: Atomic::new(false),
+                counts: IdCounts::new(),
                 events_delivered: Atomic::new(0),
                 memcg: MemCgroup::of_current(),
                 kcov: KcovHandle::of_current(),
@@ -785,6 +828,8 @@ impl UcmaFile {
         let from = ctx.id_state();
         st.cm_id()?.listen(backlog)?;
         ctx.command_done(from, IdState::Listening);
+        // M is held: the context is still this file's.
+        self.lock().list_listener(&ctx);
         Ok(())
     }
 
@@ -1100,23 +1145,14 @@ impl UcmaFile {
 
     /// `/proc/<pid>/fdinfo/<fd>`: the file's ids by state, its queued and
     /// delivered events, its multicast joins, and each listener's backlog
-    /// (format: Documentation/usage.rst). O(ids), under the file's lock.
+    /// (format: Documentation/usage.rst). O(listeners), under the file's
+    /// lock: the counts are kept as the ids change.
     pub(crate) fn show_fdinfo(state: ArcBorrow<'_, Self>, m: &SeqFile) {
         let _coverage = KcovHandle::of_current().section();
         let inner = state.lock();
-        let mut by_state = [0u64; IdState::ALL.len()];
-        let (mut ids, mut joins, mut queued) = (0u64, 0u64, 0u64);
-        for ctx in inner.contexts.iter() {
-            ids += 1;
-            joins += u64::from(ctx.joins());
-            // Every queued event is counted on a context of this file.
-            queued += u64::from(ctx.queued.load(Relaxed));
-            if let Some(n) = by_state.get_mut(ctx.id_state() as usize) {
-                *n += 1;
-            }
-        }
-        seq_print!(m, "rdma_cm_ids:\t{ids}\n");
-        for (s, n) in IdState::ALL.iter().zip(by_state) {
+        seq_print!(m, "rdma_cm_ids:\t{}\n", inner.listed);
+        for s in IdState::ALL {
+            let n = state.counts.in_state(s);
             seq_print!(m, "rdma_cm_ids_{}:\t{n}\n", s.name());
         }
         // The caps as loaded (0: none), and what they refused on this file.
@@ -1126,7 +1162,7 @@ impl UcmaFile {
         );
         seq_print!(m, "rdma_cm_ids_max:\t{max_ids}\n");
         seq_print!(m, "rdma_cm_ids_refused:\t{}\n", inner.ids_refused);
-        seq_print!(m, "rdma_cm_events_queued:\t{queued}\n");
+        seq_print!(m, "rdma_cm_events_queued:\t{}\n", inner.queued);
         seq_print!(
             m,
             "rdma_cm_events_delivered:\t{}\n",
@@ -1134,8 +1170,8 @@ impl UcmaFile {
         );
         seq_print!(m, "rdma_cm_events_max:\t{max_events}\n");
         seq_print!(m, "rdma_cm_events_refused:\t{}\n", inner.events_refused);
-        seq_print!(m, "rdma_cm_mcast_joins:\t{joins}\n");
-        for ctx in inner.contexts.iter() {
+        seq_print!(m, "rdma_cm_mcast_joins:\t{}\n", state.counts.joins());
+        for ctx in inner.listeners.iter() {
             if ctx.id_state() == IdState::Listening {
                 let (used, limit) = ctx.backlog_use();
                 seq_print!(m, "rdma_cm_listener:\t{} backlog {used}/{limit}\n", ctx.id);

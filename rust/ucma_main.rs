@@ -149,7 +149,10 @@ impl PinnedDrop for UcmaModule {
 // Here, not in `context`: the macro expands to an `unsafe impl`, which
 // the domain modules forbid.
 impl_tagged! {
-    impl Tagged for Context { self.list_tag }
+    impl Tagged<0> for Context { self.list_tag }
+}
+impl_tagged! {
+    impl Tagged<1> for Context { self.listener_tag }
 }
 
 /// The file operations of `/dev/infiniband/rdma_cm`, at one address

@@ -1770,7 +1770,8 @@ static int fdinfo_wait_queued(int fd, long n, int ms)
 /*
  * Every count of the fdinfo, step by step, over a known workload on three
  * fresh files over rxe: H (one idle id, one UD id bound to rxe), F (a
- * listener on rxe:7476, backlog 5) and G (three RC clients of F).
+ * listener on rxe:7476, backlog 5) and G (three RC clients of F), and a
+ * fourth, M, that MIGRATE_ID moves ids to.
  * The UD id joins its groups while only bound (as mcast_same_address does:
  * rdma_cm takes a join on a bound id), and a join changes no state, so it
  * is counted bound throughout. Until step 6 nobody answers the CONNECTs:
@@ -1786,7 +1787,7 @@ static void test_fdinfo(void)
 	static const char *const names[] = {
 		"fdinfo_resolved", "fdinfo_requests_queued", "fdinfo_request_fetched",
 		"fdinfo_joins", "fdinfo_leave", "fdinfo_established", "fdinfo_rejected",
-		"fdinfo_fresh_file_zero",
+		"fdinfo_migrated", "fdinfo_fresh_file_zero",
 	};
 	const char *mod = getenv("UCMA_MODULE");
 	struct sockaddr_in a = rxe_addr, g10 = ipv4("239.1.2.10", 0), g11 = ipv4("239.1.2.11", 0);
@@ -1797,7 +1798,7 @@ static void test_fdinfo(void)
 	const char *failed = NULL;
 	long old_max = read_long(MAX_BACKLOG_SYSCTL);
 	unsigned int i;
-	int h, f, g, z, err = 0;
+	int h, f, g, m = -1, z, err = 0;
 
 	if ((mod && !strcmp(mod, "c")) || c_module_loaded()) {
 		for (i = 0; i < ARRAY_SIZE(names); i++)
@@ -2038,7 +2039,46 @@ static void test_fdinfo(void)
 		fdinfo_case("fdinfo_rejected", failed, err, checks, ARRAY_SIZE(checks));
 	}
 
-	/* 8: the last close of each file destroys its ids; a fresh file counts nothing. */
+	/*
+	 * 8: MIGRATE_ID moves F's listener (its queued CONNECT_REQUEST with it)
+	 * and H's bound UD id (its one join with it) to a fresh file M: their
+	 * states, joins and the listener's line go to M; the events delivered
+	 * stay with the file that delivered them.
+	 */
+	m = ucma_dev_open();
+	if (!failed && m < 0)
+		failed = fdinfo_fail("open " UCMA_DEV " for M", &err);
+	if (!failed && (migrate_id(m, l, f) < 0 || migrate_id(m, ud, h) < 0))
+		failed = fdinfo_fail("M: MIGRATE_ID of F's listener and H's UD id", &err);
+	{
+		const struct fdinfo want_m = {
+			.ids = 2, .idle = 0, .bound = 1, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 1, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 1, .delivered = 0, .mcast_joins = 1,
+			.listeners = 1, .listener[0] = { .id = l, .used = 1, .limit = 5 },
+		};
+		const struct fdinfo want_f = {
+			.ids = 3, .idle = 0, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 1, .connected = 1, .disconnected = 1,
+			.device_removed = 0, .queued = 1, .delivered = 2, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo want_h = {
+			.ids = 1, .idle = 1, .bound = 0, .addr_resolved = 0, .route_resolved = 0,
+			.listening = 0, .connecting = 0, .connected = 0, .disconnected = 0,
+			.device_removed = 0, .queued = 0, .delivered = 2, .mcast_joins = 0,
+			.listeners = 0,
+		};
+		const struct fdinfo_check checks[] = {
+			{ "M", m, &want_m }, { "F", f, &want_f }, { "H", h, &want_h },
+		};
+
+		fdinfo_case("fdinfo_migrated", failed, err, checks, ARRAY_SIZE(checks));
+	}
+
+	/* 9: the last close of each file destroys its ids; a fresh file counts nothing. */
+	if (m >= 0)
+		close(m);
 	close(f);
 	close(g);
 	close(h);
@@ -2150,7 +2190,7 @@ TEST_F_TIMEOUT(cmds, relied_on, 30)
 
 TEST_F_TIMEOUT(cmds, fdinfo, 30)
 {
-	ktap_header(8);
+	ktap_header(9);
 	test_fdinfo();
 }
 
