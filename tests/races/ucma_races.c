@@ -13,8 +13,8 @@
  * On the kernel's kselftest_harness.h (tests/lib/harness.h): one TEST_F
  * per case ("races.class01_destroy_vs_inflight_command"), each in a
  * process of its own (starting from srand(1)'s sequence) and killed after
- * its timeout: three times its longest run on the debug kernel (RACE_ITERS
- * 60 there, as tests/vm/run-suite sets it), at least 30 s, scaled up with
+ * its timeout: three times its longest run on the debug kernel at
+ * RACE_ITERS 60 (tests/vm/run-suite sets 30 there), at least 30 s, scaled up with
  * RACE_ITERS above 200. "ucma_races WORD..." runs the cases whose name
  * contains a WORD.
  */
@@ -2119,7 +2119,7 @@ FIXTURE_TEARDOWN(races)
 
 /*
  * The cases, one TEST_F each, with their timeouts: three times the longest
- * run on the debug kernel, at least 30 s (races_init() scales them with
+ * run on the debug kernel at RACE_ITERS 60, at least 30 s (races_init() scales them with
  * RACE_ITERS above 200).
  */
 TEST_F_TIMEOUT(races, class01_destroy_vs_inflight_command, 30)
