@@ -8,6 +8,7 @@
 #include <linux/kernel.h>
 #include <linux/memcontrol.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/namei.h>
 #include <linux/nospec.h>
 #include <linux/sched.h>
@@ -21,6 +22,7 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_sa.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 #include <rdma/rdma_user_cm.h>
 
 /*
@@ -84,6 +86,30 @@ bool ucma_shim_safe_file_access(struct file *filp)
 	pr_err_once("%s: process %d (%s) changed security contexts after opening file descriptor, this is not allowed.\n",
 		    "ucma_write", task_tgid_vnr(current), current->comm);
 	return false;
+}
+
+struct rdma_cm_id *ucma_shim_create_user_id(rdma_cm_event_handler event_handler,
+					    void *context, enum rdma_ucm_port_space ps,
+					    enum ib_qp_type qp_type)
+{
+	/*
+	 * Only the task itself clears its nsproxy (exit_task_namespaces()),
+	 * so the check holds for the call.
+	 */
+	if (!current->nsproxy)
+		return ERR_PTR(-ESRCH);
+	return rdma_create_user_id(event_handler, context, ps, qp_type);
+}
+
+int ucma_shim_copy_service_recs(struct rdma_cm_id *id, void *out, size_t room)
+{
+	struct sa_service_rec *recs = READ_ONCE(id->route.service_recs);
+	unsigned int num = READ_ONCE(id->route.num_service_recs);
+
+	if (!recs)
+		return -ENODATA;
+	memcpy(out, recs, array_size(min_t(size_t, room, num), sizeof(*recs)));
+	return min_t(unsigned int, num, INT_MAX);
 }
 
 struct mem_cgroup *ucma_shim_memcg_get_current(void)
@@ -185,15 +211,30 @@ static const struct ctl_table ucma_ctl_table[] = {
 	},
 };
 
+static DEFINE_MUTEX(ucma_ctl_table_lock);
+
 int ucma_shim_sysctl_register(void)
 {
-	ucma_ctl_table_hdr = register_net_sysctl(&init_net, "net/rdma_ucm", ucma_ctl_table);
-	return ucma_ctl_table_hdr ? 0 : -ENOMEM;
+	struct ctl_table_header *hdr;
+	int ret = -EBUSY;
+
+	mutex_lock(&ucma_ctl_table_lock);
+	if (!ucma_ctl_table_hdr) {
+		hdr = register_net_sysctl(&init_net, "net/rdma_ucm", ucma_ctl_table);
+		ret = hdr ? 0 : -ENOMEM;
+		if (hdr)
+			ucma_ctl_table_hdr = hdr;
+	}
+	mutex_unlock(&ucma_ctl_table_lock);
+	return ret;
 }
 
 void ucma_shim_sysctl_unregister(void)
 {
+	mutex_lock(&ucma_ctl_table_lock);
 	unregister_net_sysctl_table(ucma_ctl_table_hdr);
+	ucma_ctl_table_hdr = NULL;
+	mutex_unlock(&ucma_ctl_table_lock);
 }
 
 int ucma_shim_max_backlog(void)
@@ -217,15 +258,31 @@ static struct ib_client rdma_cma_client = {
 	.get_global_nl_info = ucma_get_global_nl_info,
 };
 
+static DEFINE_MUTEX(ucma_client_lock);
+
 int ucma_shim_client_register(struct device *cdev)
 {
-	ucma_cdev = cdev;
-	return ib_register_client(&rdma_cma_client);
+	int ret = -EBUSY;
+
+	mutex_lock(&ucma_client_lock);
+	if (!ucma_cdev) {
+		ucma_cdev = cdev;
+		ret = ib_register_client(&rdma_cma_client);
+		if (ret)
+			ucma_cdev = NULL;
+	}
+	mutex_unlock(&ucma_client_lock);
+	return ret;
 }
 
 void ucma_shim_client_unregister(void)
 {
-	ib_unregister_client(&rdma_cma_client);
+	mutex_lock(&ucma_client_lock);
+	if (ucma_cdev) {
+		ib_unregister_client(&rdma_cma_client);
+		ucma_cdev = NULL;
+	}
+	mutex_unlock(&ucma_client_lock);
 }
 
 u64 ucma_shim_node_guid(struct ib_device *dev)

@@ -9,6 +9,7 @@
 #define UCMA_SHIM_H
 
 #include <linux/types.h>
+#include <rdma/rdma_cm.h>
 
 struct attribute_group;
 struct device;
@@ -37,6 +38,43 @@ const struct attribute_group **ucma_shim_misc_groups(void);
  * Return: true if the caller's credentials are the opener's.
  */
 bool ucma_shim_safe_file_access(struct file *filp);
+
+/**
+ * ucma_shim_create_user_id() - rdma_create_user_id(), in any task context
+ * @event_handler: the id's event handler
+ * @context: the id's context
+ * @ps: its port space
+ * @qp_type: its QP type
+ *
+ * rdma_create_user_id() takes the calling task's network namespace through
+ * current->nsproxy, which an exiting task has cleared already when it
+ * closes the files it left open (exit_task_namespaces() runs before
+ * exit_task_work()).
+ *
+ * Return: the new id, or ERR_PTR(-ESRCH) if the calling task has no
+ * namespaces any more, or rdma_create_user_id()'s error.
+ */
+struct rdma_cm_id *ucma_shim_create_user_id(rdma_cm_event_handler event_handler,
+					    void *context, enum rdma_ucm_port_space ps,
+					    enum ib_qp_type qp_type);
+
+/**
+ * ucma_shim_copy_service_recs() - copy an id's resolved service records
+ * @id: the id
+ * @out: room for @room records
+ * @room: how many records @out holds
+ *
+ * Copies min(@room, the id's count) records. The records of an id are set
+ * once, by rdma_resolve_ib_service()'s SA callback, and freed only when the
+ * id is destroyed. That callback publishes the pointer and the count
+ * before it copies the records in, with no lock a reader could take: a
+ * copy racing it may read bytes not yet written, as C's QUERY does. The
+ * race stays here, in C, as a plain read like ucma.c's.
+ *
+ * Return: the id's count of records (clamped to INT_MAX), or -ENODATA when
+ * none was resolved.
+ */
+int ucma_shim_copy_service_recs(struct rdma_cm_id *id, void *out, size_t room);
 
 /**
  * ucma_shim_memcg_get_current() - the memory cgroup of the calling process
@@ -90,10 +128,18 @@ bool ucma_shim_misc_name_taken(const char *name);
 /**
  * ucma_shim_sysctl_register() - register net.rdma_ucm.max_backlog (init_net)
  *
- * Return: 0 or -ENOMEM.
+ * The table is registered at most once at a time: a second call before
+ * ucma_shim_sysctl_unregister() fails and leaves the first registration
+ * as it was.
+ *
+ * Return: 0, -EBUSY if the table is registered already, or -ENOMEM.
  */
 int ucma_shim_sysctl_register(void);
-/** ucma_shim_sysctl_unregister() - undo ucma_shim_sysctl_register() */
+/**
+ * ucma_shim_sysctl_unregister() - undo a successful ucma_shim_sysctl_register()
+ *
+ * Does nothing if the table is not registered.
+ */
 void ucma_shim_sysctl_unregister(void);
 /** ucma_shim_max_ids_per_file() - the max_ids_per_file parameter (0: no cap) */
 u32 ucma_shim_max_ids_per_file(void);
@@ -106,7 +152,12 @@ int ucma_shim_max_backlog(void);
  * ucma_shim_client_register() - register the "rdma_cm" ib_client
  * @cdev: the misc device, reported with ABI 4 to netlink chardev queries
  *
- * Return: 0 or a negative errno.
+ * The client is registered at most once at a time: a second call before
+ * ucma_shim_client_unregister() fails and leaves the first registration
+ * as it was.
+ *
+ * Return: 0, -EBUSY if the client is registered already, or a negative
+ * errno from ib_register_client().
  */
 int ucma_shim_client_register(struct device *cdev);
 /** ucma_shim_client_unregister() - undo ucma_shim_client_register() */

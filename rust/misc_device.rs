@@ -71,7 +71,12 @@ pub(crate) trait MiscDevice: Sized + 'static {
 
     /// `release()`: the last reference to the file is gone; no other
     /// operation runs on it, now or later.
-    fn release(state: Self::Ptr, file: &File);
+    ///
+    /// It gets the file's state but not the file: its reference count is
+    /// zero (`__fput()` frees it when this returns), so a `&File`, which
+    /// safe code may turn into a counted `ARef<File>`, would let a
+    /// reference outlive the file.
+    fn release(state: Self::Ptr);
 
     /// `write()` of `len` bytes at `buf`. Returns the count of bytes
     /// consumed.
@@ -416,9 +421,7 @@ impl<T: MiscDevice> VTable<T> {
         // SAFETY: `private_data` came from `into_foreign` in `open`, and
         // release runs exactly once, after every other operation on the file.
         let state = unsafe { <T::Ptr as ForeignOwnable>::from_foreign((*file).private_data) };
-        // SAFETY: the file is valid for the duration of this call, and no
-        // `fdget_pos` region is active on it: its last reference is gone.
-        T::release(state, unsafe { File::from_raw_file(file) });
+        T::release(state);
         0
     }
 

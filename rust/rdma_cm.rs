@@ -594,26 +594,18 @@ impl RdmaCmId {
     /// a resolution on an InfiniBand port may copy bytes not yet written,
     /// as C's QUERY does. Soft-RoCE and iWARP ids have no records.)
     pub(crate) fn read_service_recs(&self, out: &mut [u8]) -> Option<u32> {
-        // SAFETY: as in `device`.
-        let (recs, num) = unsafe {
-            let route = &raw const (*self.raw()).route;
-            ((*route).service_recs, (*route).num_service_recs)
-        };
-        if recs.is_null() {
-            return None;
-        }
-        let total = usize::try_from(num).unwrap_or(0);
-        let n = (out.len() / SERVICE_REC_SIZE).min(total);
-        // SAFETY: `service_recs` holds `num_service_recs` records and `n` is
-        // at most that; `out` has room for `n` of them.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                recs.cast::<u8>(),
-                out.as_mut_ptr(),
-                n * SERVICE_REC_SIZE,
+        // SAFETY: the id is live (as in `device`); `out` has room for
+        // `out.len() / SERVICE_REC_SIZE` records, and the shim copies at most
+        // that many. The copy, which may race the SA callback's (see above),
+        // is made by the shim, in C.
+        let num = unsafe {
+            sys::ucma_shim_copy_service_recs(
+                self.raw(),
+                out.as_mut_ptr().cast(),
+                out.len() / SERVICE_REC_SIZE,
             )
         };
-        Some(num)
+        u32::try_from(num).ok()
     }
 }
 
@@ -839,11 +831,14 @@ impl<H: CmHandler> CmId<H> {
     /// `rdma_create_user_id()`: a new id in the caller's network namespace,
     /// without a handler object: its events are ignored until
     /// [`CmId::attach`] gives it one (an id is quiet until it is used).
+    /// `ESRCH` from a task that has left its namespaces (exiting, closing
+    /// the files it left open).
     pub(crate) fn new(ps: PortSpace, qp_type: QpType) -> Result<Self> {
         // SAFETY: the handler is a valid `rdma_cm_event_handler`; a null
-        // context is allowed and handled by it.
+        // context is allowed and handled by it. The shim checks the calling
+        // task's namespaces, which rdma_create_user_id() dereferences.
         let raw = unsafe {
-            sys::rdma_create_user_id(
+            sys::ucma_shim_create_user_id(
                 Some(cm_event_handler::<H>),
                 core::ptr::null_mut(),
                 ps.0,

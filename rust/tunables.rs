@@ -34,18 +34,21 @@ pub(crate) fn max_backlog() -> i32 {
 ///
 /// # Invariants
 ///
-/// The shim's sysctl table is registered; it is unregistered exactly once,
-/// in `drop`.
+/// The shim's sysctl table is registered, by this value's `register()`
+/// (the only one that succeeded while it lives); it is unregistered exactly
+/// once, in `drop`.
 pub(crate) struct Sysctl {
     _registered: (),
 }
 
 impl Sysctl {
-    /// Registers the sysctl.
+    /// Registers the sysctl: `EBUSY` while another `Sysctl` lives.
     pub(crate) fn register() -> Result<Self> {
-        // SAFETY: registers the shim's static table; undone once in `drop`.
+        // SAFETY: registers the shim's static table, unless it is registered
+        // already (then it fails and changes nothing), under the shim's lock.
         kernel::error::to_result(unsafe { rdma_sys::ucma_shim_sysctl_register() })?;
-        // INVARIANT: registered just above.
+        // INVARIANT: registered just above, by this call: no other `Sysctl`
+        // lives (its registration would have made the call fail).
         Ok(Sysctl { _registered: () })
     }
 }

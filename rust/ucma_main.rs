@@ -173,7 +173,7 @@ impl MiscDevice for UcmaFile {
         UcmaFile::new(device)
     }
 
-    fn release(state: Arc<Self>, _file: &File) {
+    fn release(state: Arc<Self>) {
         UcmaFile::release_file(state);
     }
 
@@ -226,7 +226,8 @@ fn ensure_name_free() -> Result {
 struct IbClient;
 
 impl IbClient {
-    /// Registers the client, reporting `dev`.
+    /// Registers the client, reporting `dev`: `EBUSY` while another
+    /// `IbClient` lives.
     ///
     /// # Safety
     ///
@@ -234,9 +235,11 @@ impl IbClient {
     /// is dropped.
     unsafe fn register(dev: *mut kernel::bindings::device) -> Result<Self> {
         // SAFETY: `dev` is valid until `drop`, which unregisters the client,
-        // as guaranteed by the caller.
+        // as guaranteed by the caller; the shim refuses a second
+        // registration, under its lock, and changes nothing then.
         kernel::error::to_result(unsafe { rdma_sys::ucma_shim_client_register(dev) })?;
-        // INVARIANT: registered just above.
+        // INVARIANT: registered just above, by this call: no other
+        // `IbClient` lives (its registration would have made the call fail).
         Ok(IbClient)
     }
 }
