@@ -24,6 +24,16 @@
  *   resolve  us per id to resolve the address, then the route, of 2000 ids
  *            (RXE_IP, RESOLVE_IP then RESOLVE_ROUTE on every id, then every
  *            event fetched): the asynchronous path, handler to GET_EVENT.
+ *   stall    us from RESOLVE_ROUTE to ROUTE_RESOLVED of one id at a time
+ *            (the median of STALL_SAMPLES), while another tenant, in a memory
+ *            cgroup of its own, asks for the routes of STALL_IDS ids and
+ *            fetches none of the events: stall.route_alone (that tenant
+ *            idle), stall.route_beside (its burst, its cgroup unlimited),
+ *            stall.route_beside_full (its burst, its memory.max 256 KiB
+ *            above what it held when the burst began: its events fill the
+ *            cgroup, and each one after that is charged at the limit in
+ *            rdma_cm's worker); stall.lost_full: the share of the
+ *            tenant's events that never reached its queue (percent).
  *   allocs   slab allocations and bytes per command (kmem:kmalloc and
  *            kmem:kmem_cache_alloc tracepoints, this process only; for the
  *            asynchronous resolve, every task in the window).
@@ -34,9 +44,12 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
+#include "ucma_cgroup.h"
 #include "ucma_cmd.h"
 
 static uint64_t now_ns(void)
@@ -431,6 +444,138 @@ static void bench_resolve(void)
 	free(ids);
 }
 
+/* --- stall -------------------------------------------------------------- */
+
+/* RESOLVE_IP then RESOLVE_ROUTE of one fresh id; the route's us. */
+static double route_us(int fd, const struct sockaddr_in *a)
+{
+	struct rdma_ucm_event_resp ev;
+	uint32_t id;
+	uint64_t t0;
+	double us;
+
+	if (create_id(fd, 1, RDMA_PS_TCP, &id) || resolve_ip(fd, id, a) ||
+	    wait_event(fd, EV_ADDR_RESOLVED, &ev, 10000))
+		die("stall: the measuring tenant's address");
+	t0 = now_ns();
+	if (resolve_route(fd, id) || wait_event(fd, EV_ROUTE_RESOLVED, &ev, 30000))
+		die("stall: the measuring tenant's route");
+	us = (now_ns() - t0) / 1e3;
+	if (destroy_id(fd, id, NULL))
+		die("DESTROY_ID");
+	return us;
+}
+
+/* The median of @n route_us() samples. */
+static double route_median(int fd, const struct sockaddr_in *a, double *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		v[i] = route_us(fd, a);
+	return median(v, n);
+}
+
+/*
+ * The other tenant: in cgroup @cg, @n ids with their addresses resolved
+ * (events fetched); then, told to through @go (a byte: 'f' to set its
+ * memory.max first), RESOLVE_ROUTE on every id, fetching nothing; then,
+ * told to again, lifts the limit, counts the ROUTE_RESOLVED events that
+ * reached its queue and writes that count to @done. At its limit it makes
+ * no allocation of its own (a page fault there would be the OOM killer's).
+ * Never returns.
+ */
+static void burst_tenant(const char *cg, long n, const struct sockaddr_in *a, int go, int done)
+{
+	uint32_t *ids = calloc(n, sizeof(*ids));
+	struct rdma_ucm_event_resp ev;
+	char c, v[32], path[300];
+	long got = 0;
+	int fd;
+
+	if (!ids || cg_enter(cg))
+		_exit(2);
+	fd = bench_open();
+	for (long i = 0; i < n; i++)
+		if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
+			_exit(3);
+	resolve_all(fd, ids, n, a);
+	if (write(done, "r", 1) != 1 || read(go, &c, 1) != 1)
+		_exit(4);
+	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	if (c == 'f') {
+		/* 256 KiB of room, then each event is charged at the limit. */
+		snprintf(v, sizeof(v), "%ld", cg_read(cg, "memory.current", NULL) + (256L << 10));
+		if (write_file(path, v))
+			_exit(5);
+	}
+	for (long i = 0; i < n; i++)
+		resolve_route(fd, ids[i]); /* ENOMEM at the limit: fewer events */
+	if (read(go, &c, 1) != 1 || write_file(path, "max"))
+		_exit(7);
+	set_nonblock(fd, 1);
+	while (!get_event(fd, &ev, sizeof(ev)))
+		got += ev.event == EV_ROUTE_RESOLVED;
+	if (write(done, &got, sizeof(got)) != sizeof(got))
+		_exit(8);
+	_exit(0);
+}
+
+/*
+ * One burst of the other tenant beside this one's samples ('f': at its
+ * limit); its events that reached its queue in *@got.
+ */
+static double route_beside(const struct sockaddr_in *a, char mode, long n, double *v, int samples,
+			   long *got)
+{
+	int go[2], done[2], fd = bench_open(), status;
+	char cg[300], c;
+	const char *step = cg_make(cg, sizeof(cg), "ucma-bench-stall", -1);
+	double med;
+	pid_t pid;
+
+	if (step)
+		die(step);
+	if (pipe(go) || pipe(done))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0)
+		burst_tenant(cg, n, a, go[0], done[1]);
+	if (read(done[0], &c, 1) != 1)
+		die("stall: the other tenant's setup");
+	if (write(go[1], &mode, 1) != 1)
+		die("pipe");
+	med = route_median(fd, a, v, samples);
+	if (write(go[1], "c", 1) != 1 || read(done[0], got, sizeof(*got)) != sizeof(*got))
+		die("stall: the other tenant's count");
+	waitpid(pid, &status, 0);
+	close(fd);
+	rmdir(cg);
+	return med;
+}
+
+static void bench_stall(void)
+{
+	const char *ip = getenv("RXE_IP");
+	long n = env_long("STALL_IDS", 5000), got;
+	int samples = env_long("STALL_SAMPLES", 30);
+	double *v = calloc(samples, sizeof(*v));
+	struct sockaddr_in a;
+	int fd = bench_open();
+
+	if (!ip || !v || samples < 1) {
+		errno = ENOENT;
+		die("RXE_IP or memory");
+	}
+	a = ipv4(ip, 0);
+	report("stall.route_alone", route_median(fd, &a, v, samples), "us");
+	close(fd);
+	report("stall.route_beside", route_beside(&a, 'u', n, v, samples, &got), "us");
+	report("stall.route_beside_full", route_beside(&a, 'f', n, v, samples, &got), "us");
+	report("stall.lost_full", 100.0 * (n - got) / n, "%");
+	free(v);
+}
+
 /* --- allocs ------------------------------------------------------------- */
 
 #define TRACING "/sys/kernel/tracing/"
@@ -598,8 +743,11 @@ int main(int argc, char **argv)
 			bench_resolve();
 		else if (!strcmp(argv[i], "allocs"))
 			bench_allocs();
+		else if (!strcmp(argv[i], "stall"))
+			bench_stall();
 		else {
-			fprintf(stderr, "usage: ucma_bench [rtt|events|memory|scaling|resolve|allocs]...\n");
+			fprintf(stderr,
+				"usage: ucma_bench [rtt|events|memory|scaling|resolve|allocs|stall]...\n");
 			return 2;
 		}
 	}
