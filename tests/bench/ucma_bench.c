@@ -487,7 +487,7 @@ static void burst_tenant(const char *cg, long n, const struct sockaddr_in *a, in
 {
 	uint32_t *ids = calloc(n, sizeof(*ids));
 	struct rdma_ucm_event_resp ev;
-	char c, v[32], path[300];
+	char c, v[32], path[512];
 	long got = 0;
 	int fd;
 

@@ -31,7 +31,7 @@ static inline int write_file(const char *path, const char *s)
 /* A number from a cgroup file: its first one, or the one after "@key ". */
 static inline long cg_read(const char *cg, const char *file, const char *key)
 {
-	char path[256], line[256];
+	char path[512], line[256];
 	long v = -1;
 	FILE *f;
 
@@ -60,7 +60,7 @@ static inline long cg_read(const char *cg, const char *file, const char *key)
  */
 static inline const char *cg_make(char *cg, size_t len, const char *name, long max)
 {
-	char path[300], v[32];
+	char path[512], v[32];
 
 	if (access(CGROOT "/cgroup.controllers", F_OK) &&
 	    mount("none", CGROOT, "cgroup2", 0, NULL))
@@ -84,7 +84,7 @@ static inline const char *cg_make(char *cg, size_t len, const char *name, long m
 /* Moves the calling process into @cg. */
 static inline int cg_enter(const char *cg)
 {
-	char path[300];
+	char path[512];
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	return write_file(path, "0");
