@@ -79,8 +79,9 @@ impl<T: ForeignOwnable> Reservation<'_, T> {
         let guard = self.table.lock();
         let p = obj.into_foreign();
         // SAFETY: the lock is held. Replacing an existing (zero) entry
-        // allocates nothing, so this cannot fail. By the invariant the slot
-        // holds the zero entry and is no one else's.
+        // allocates nothing, and `p` is no internal entry (`new` asserts
+        // `T::FOREIGN_ALIGN >= 4`), so this cannot fail. By the invariant
+        // the slot holds the zero entry and is no one else's.
         // INVARIANT: the slot now owns a pointer from `T::into_foreign`.
         // SAFETY: as said above: lock held, slot reserved for us.
         unsafe { bindings::__xa_store(guard.xa(), self.id as usize, p, 0) };
@@ -98,6 +99,10 @@ impl<T: ForeignOwnable> Reservation<'_, T> {
 impl<T: ForeignOwnable> IdTable<T> {
     /// An empty table.
     pub(crate) fn new() -> impl PinInit<Self> {
+        // An entry whose two low bits are 0b10 is one of the xarray's own
+        // (`xa_is_internal()`), which `__xa_store` refuses: `T`'s pointers
+        // must have neither.
+        const { assert!(T::FOREIGN_ALIGN >= 4) };
         // INVARIANT: initialised, empty, with XA_FLAGS_ALLOC.
         pin_init!(Self {
             xa <- Opaque::ffi_init(|slot: *mut bindings::xarray| {
