@@ -333,12 +333,14 @@ pub(crate) trait CmHandler: Send + Sync + Sized {
 }
 
 /// An `rdma_cm_id`: memory that rdma_cm writes while its user reads it (its
-/// work items resolve addresses and routes), so it is only ever read field
-/// by field, or copied, through raw pointers, never through a reference to
-/// the whole struct. Such a read may see a field mid-update (as C's
-/// `ucma.c` reads them, unlocked); nothing read is followed as a pointer
-/// but the device, set when the id is bound and kept until it is
-/// destroyed.
+/// work items resolve addresses and routes, unlocked), so it is only ever
+/// read field by field through raw pointers, never through a reference to
+/// the whole struct, and with volatile loads (C's `READ_ONCE()`), which a
+/// concurrent write may tear but not make undefined. Such a read may see a
+/// field mid-update (as C's `ucma.c` reads them, unlocked); nothing read is
+/// followed as a pointer but the device, set when the id is bound and kept
+/// until it is destroyed, and the path records, allocated and freed only by
+/// calls that the id's user makes.
 ///
 /// # Invariants
 ///
@@ -396,14 +398,15 @@ impl RdmaCmId {
 
     /// The id's device; null while unbound.
     fn device(&self) -> *mut sys::ib_device {
-        // SAFETY: by the invariant the id is live; one field is read.
-        unsafe { (*self.raw()).device }
+        // SAFETY: by the invariant the id is live; one field is read, with a
+        // volatile load (see the type's comment).
+        unsafe { (&raw const (*self.raw()).device).read_volatile() }
     }
 
     /// The id's port number.
     fn port_num(&self) -> u32 {
         // SAFETY: as in `device`.
-        unsafe { (*self.raw()).port_num }
+        unsafe { (&raw const (*self.raw()).port_num).read_volatile() }
     }
 
     /// Whether the id is bound to a device.
@@ -414,7 +417,7 @@ impl RdmaCmId {
     /// The id's QP type.
     pub(crate) fn qp_type(&self) -> QpType {
         // SAFETY: as in `device`.
-        QpType(unsafe { (*self.raw()).qp_type })
+        QpType(unsafe { (&raw const (*self.raw()).qp_type).read_volatile() })
     }
 
     fn addr_ptr(&self, side: Side) -> *mut bindings::__kernel_sockaddr_storage {
@@ -439,12 +442,13 @@ impl RdmaCmId {
     /// Copies the first `out.len()` bytes (at most the storage's) of one of
     /// the id's addresses.
     pub(crate) fn read_addr(&self, side: Side, out: &mut [u8]) {
-        let n = out.len().min(SockAddr::SIZE);
-        // SAFETY: the address is a whole `__kernel_sockaddr_storage` of the
-        // live id, valid for `SIZE` bytes; `n` is within both buffers.
-        unsafe {
-            core::ptr::copy_nonoverlapping(self.addr_ptr(side).cast::<u8>(), out.as_mut_ptr(), n)
-        };
+        let src = self.addr_ptr(side).cast::<u8>();
+        for (i, b) in out.iter_mut().take(SockAddr::SIZE).enumerate() {
+            // SAFETY: the address is a whole `__kernel_sockaddr_storage` of
+            // the live id, valid for `SIZE` bytes, and `i` is below that;
+            // a volatile load, as in `device`.
+            *b = unsafe { src.add(i).read_volatile() };
+        }
     }
 
     /// A copy of one of the id's addresses.
@@ -456,14 +460,15 @@ impl RdmaCmId {
 
     /// A copy of the id's device address.
     fn dev_addr(&self) -> sys::rdma_dev_addr {
-        // SAFETY: the id is live; the field is copied through a raw pointer.
-        unsafe { core::ptr::read(&raw const (*self.raw()).route.addr.dev_addr) }
+        // SAFETY: the id is live; the field is copied through a raw pointer,
+        // with a volatile load, as in `device`.
+        unsafe { (&raw const (*self.raw()).route.addr.dev_addr).read_volatile() }
     }
 
     /// `route.num_pri_alt_paths`, as stored.
     pub(crate) fn num_pri_alt_paths(&self) -> i32 {
         // SAFETY: as in `device`.
-        unsafe { (*self.raw()).route.num_pri_alt_paths }
+        unsafe { (&raw const (*self.raw()).route.num_pri_alt_paths).read_volatile() }
     }
 
     /// The number of path records the id has, at most 2
@@ -480,8 +485,14 @@ impl RdmaCmId {
             return None;
         }
         // SAFETY: `path_rec` holds `num_pri_alt_paths` records, and `i` is
-        // below it; the record is copied.
-        Some(unsafe { core::ptr::read((*self.raw()).route.path_rec.add(i)) })
+        // below it; the record is copied with a volatile load (rdma_cm's
+        // SA callback writes it unlocked), as in `device`.
+        Some(unsafe {
+            (&raw const (*self.raw()).route.path_rec)
+                .read_volatile()
+                .add(i)
+                .read_volatile()
+        })
     }
 
     /// Path record `i` as `ib_copy_path_rec_to_user()` writes it.
