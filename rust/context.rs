@@ -323,6 +323,9 @@ pub(crate) struct Context {
     list_tracker: AtomicTracker,
     /// Which file's list holds the context (see `TaggedList`).
     pub(crate) list_tag: ListTag,
+    /// Made by a connect request (the passive side of a connection), not by
+    /// CREATE_ID.
+    pub(crate) passive: bool,
     /// Links of the file's listener list.
     #[pin]
     listener_links: ListLinks<1>,
@@ -378,6 +381,9 @@ impl Context {
     ) -> impl PinInit<Self, Error> {
         let kcov = file.kcov;
         let device = file.device.clone();
+        // CREATE_ID's contexts begin idle, a connect request's child
+        // connecting.
+        let passive = id_state == IdState::Connecting;
         try_pin_init!(Context {
             id,
             device,
@@ -403,6 +409,7 @@ impl Context {
             backlog_limit: Atomic::new(0),
             requests_queued: Atomic::new(0),
             id_state: Atomic::new(id_state as i32),
+            passive,
             joins: Atomic::new(0),
             closed: Atomic::new(false),
             kcov,

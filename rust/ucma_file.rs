@@ -84,6 +84,7 @@ use crate::{
         CmId,
         EventType,
         JoinState,
+        PortProtocol,
         PortSpace,
         QpState,
         QpType,
@@ -844,6 +845,13 @@ impl UcmaFile {
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
         let cm = st.cm_id_dev()?;
+        // On iWARP only the passive side accepts. iw_cm refuses the active
+        // side too (EINVAL), but in doing so clears the flag that makes a
+        // destroy of the connecting id wait for the peer's reply, and that
+        // destroy then hits iw_cm's BUG() (Documentation/abi.rst).
+        if !ctx.passive && cm.port_protocol() == Some(PortProtocol::Iwarp) {
+            return Err(EINVAL);
+        }
         let ece = marshal::ece(&cmd.ece);
         let handler = cm.lock_handler();
         if cmd.conn_param.valid != 0 {

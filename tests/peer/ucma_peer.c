@@ -13,7 +13,9 @@
  *   - UNREACHABLE when the peer's MAC changes under ids that resolved a
  *     route to it (rdma_cm's netevent notifier);
  *   - ADDR_CHANGE when an active-backup bond under an rxe device fails
- *     over to a slave with another MAC (NETDEV_BONDING_FAILOVER).
+ *     over to a slave with another MAC (NETDEV_BONDING_FAILOVER);
+ *   - an iWARP client's connect still waiting for the MPA reply, where
+ *     ACCEPT on it must not let its destroy stop waiting (iw_cm's BUG).
  *
  * ROUTE_ERROR is not among them: in 7.3 only an IB SA path query reports it
  * (cma_query_handler()); on RoCE and iWARP a route resolution fails before
@@ -35,6 +37,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 
 #include "harness.h"
 #include "ucma_cmd.h"
@@ -486,6 +489,94 @@ TEST_F_TIMEOUT(peer, connect_disconnect_siw, 30)
 	connect_disconnect(IWARP, __func__);
 }
 
+/*
+ * ACCEPT on the active side of an iWARP connection while it waits for the
+ * peer's MPA reply: EINVAL with either module. In the C module the call
+ * reaches iw_cm_accept(), which fails but clears the id's connect-wait
+ * flag, so the client's DESTROY_ID no longer waits for the reply and finds
+ * the iw_cm id in CONN_SENT: "kernel BUG at drivers/infiniband/core/
+ * iwcm.c:427" (destroy_cm_id()). ucma_rs refuses ACCEPT on an iWARP id
+ * that no connect request made (Documentation/abi.rst): the destroy waits
+ * for the peer's REJECT, sent a second later, and returns. Never run
+ * against the C module (the BUG would take the guest down):
+ * "ucma_peer --c-iw-bug-demo" shows it.
+ */
+struct late_reject {
+	int fd;
+	uint32_t id;
+	long ret;
+	int err;
+};
+
+/* A thread (a forked writer would be refused: not the opener's creds). */
+static void *reject_late(void *arg)
+{
+	struct late_reject *lr = arg;
+
+	sleep(1);
+	lr->ret = reject_pd(lr->fd, lr->id, "ucma-peer: late");
+	lr->err = errno;
+	return NULL;
+}
+
+static void accept_on_connecting_iwarp_id(const char *name, int demo)
+{
+	int fp = ucma_dev_open(), fc = ucma_dev_open(), rejecting = 0;
+	struct rdma_ucm_event_resp ev;
+	uint32_t l, c, child = ~0u;
+	struct late_reject lr;
+	struct sockaddr_in a;
+	pthread_t rejecter;
+	long r;
+
+	if (peer_listen(fp, sides[IWARP].ip, &a, &l) == 0) {
+		if (client_to(fc, &a, &c) == 0) {
+			if (connect_id(fc, c, sides[IWARP].here.qp[3]->qp_num))
+				fail("CONNECT: %s", strerror(errno));
+			else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0)
+				child = ev.id;
+			if (!failed_step) {
+				errno = 0;
+				r = accept_id(fc, c, sides[IWARP].here.qp[3]->qp_num, 1);
+				if (r != -1 || errno != EINVAL)
+					fail("the client's ACCEPT: %ld (%s), wanted EINVAL", r,
+					     strerror(errno));
+			}
+			if (!failed_step) {
+				/* The reply the destroy below waits for. */
+				lr = (struct late_reject){ .fd = fp, .id = child };
+				rejecting = !pthread_create(&rejecter, NULL, reject_late, &lr);
+				if (!rejecting)
+					fail("pthread_create");
+			}
+			if (demo)
+				printf("# c-iw-bug-demo: DESTROY_ID of the client now\n");
+			destroy_or_fail(fc, c, "client");
+			if (rejecting) {
+				pthread_join(rejecter, NULL);
+				if (!failed_step && lr.ret)
+					fail("the peer's REJECT: %s", strerror(lr.err));
+			}
+		}
+		if (child != ~0u)
+			destroy_or_fail(fp, child, "the peer's child");
+		destroy_or_fail(fp, l, "listener");
+	}
+	close(fc);
+	close(fp);
+	end_case(name);
+}
+
+TEST_F_TIMEOUT(peer, accept_on_connecting_iwarp_id, 30)
+{
+	ktap_header(1);
+	if (c_module_loaded()) {
+		ktap_skipped(__func__, "C module: kernel BUG at iwcm.c:427, see abi.rst");
+		return;
+	}
+	accept_on_connecting_iwarp_id(__func__, 0);
+}
+
 /* --- the peer's MAC changes --- */
 
 #define UNR_IDS 6
@@ -689,8 +780,18 @@ static void peer_init(void)
 	atexit(peer_teardown_all);
 }
 
-/* Usage: ucma_peer [WORD...]: every case, or those whose name contains a WORD. */
+/*
+ * Usage: ucma_peer [WORD...]: every case, or those whose name contains a
+ * WORD. "ucma_peer --c-iw-bug-demo" runs accept_on_connecting_iwarp_id()
+ * whichever module is loaded (with the C module: the kernel BUG).
+ */
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--c-iw-bug-demo")) {
+		peer_init();
+		ktap_header(1);
+		accept_on_connecting_iwarp_id("c_iw_bug_demo", 1);
+		return ktap_finish();
+	}
 	return harness_main(argc, argv, 0, peer_init);
 }
