@@ -418,6 +418,22 @@ TEST_F_TIMEOUT(peer, rejected_by_listener_siw, 30)
 }
 
 /*
+ * The end of a case between the peer's file @fp and the client's @fc: the
+ * peer's child @child and listener @l destroyed (each if there is one:
+ * ~0u if not), both files closed, then end_case().
+ */
+static void peer_case_end(int fp, int fc, uint32_t l, uint32_t child, const char *name)
+{
+	if (child != ~0u)
+		destroy_or_fail(fp, child, "the peer's child");
+	if (l != ~0u)
+		destroy_or_fail(fp, l, "listener");
+	close(fc);
+	close(fp);
+	end_case(name);
+}
+
+/*
  * A connection across the link: CONNECT_REQUEST and ACCEPT on the peer;
  * on iWARP ESTABLISHED on both sides; on RoCE, where the kernel has no QP
  * of the client's, the client gets CONNECT_RESPONSE and ACCEPTs to send the
@@ -430,7 +446,7 @@ static void connect_disconnect(enum transport t, const char *name)
 {
 	int fp = ucma_dev_open(), fc = ucma_dev_open();
 	struct rdma_ucm_event_resp ev;
-	uint32_t l, c, child = ~0u;
+	uint32_t l = ~0u, c, child = ~0u;
 	struct sockaddr_in a;
 
 	if (peer_listen(fp, sides[t].ip, &a, &l) == 0) {
@@ -468,13 +484,8 @@ static void connect_disconnect(enum transport t, const char *name)
 				expect_quiet(fc, "client", 200);
 			destroy_or_fail(fc, c, "client");
 		}
-		if (child != ~0u)
-			destroy_or_fail(fp, child, "the peer's child");
-		destroy_or_fail(fp, l, "listener");
 	}
-	close(fc);
-	close(fp);
-	end_case(name);
+	peer_case_end(fp, fc, l, child, name);
 }
 
 TEST_F_TIMEOUT(peer, connect_disconnect_rxe, 30)
@@ -523,7 +534,7 @@ static void accept_on_connecting_iwarp_id(const char *name, int demo)
 {
 	int fp = ucma_dev_open(), fc = ucma_dev_open(), rejecting = 0;
 	struct rdma_ucm_event_resp ev;
-	uint32_t l, c, child = ~0u;
+	uint32_t l = ~0u, c, child = ~0u;
 	struct late_reject lr;
 	struct sockaddr_in a;
 	pthread_t rejecter;
@@ -558,13 +569,8 @@ static void accept_on_connecting_iwarp_id(const char *name, int demo)
 					fail("the peer's REJECT: %s", strerror(lr.err));
 			}
 		}
-		if (child != ~0u)
-			destroy_or_fail(fp, child, "the peer's child");
-		destroy_or_fail(fp, l, "listener");
 	}
-	close(fc);
-	close(fp);
-	end_case(name);
+	peer_case_end(fp, fc, l, child, name);
 }
 
 TEST_F_TIMEOUT(peer, accept_on_connecting_iwarp_id, 30)
