@@ -480,8 +480,8 @@ static double route_median(int fd, const struct sockaddr_in *a, double *v, int n
  * memory.max first), RESOLVE_ROUTE on every id, fetching nothing; then,
  * told to again, lifts the limit, counts the ROUTE_RESOLVED events that
  * reached its queue and writes that count to @done. At its limit it makes
- * no allocation of its own (a page fault there would be the OOM killer's).
- * Never returns.
+ * no allocation of its own (a page fault or an open() there would be the
+ * OOM killer's): memory.max is opened before. Never returns.
  */
 static void burst_tenant(const char *cg, long n, const struct sockaddr_in *a, int go, int done)
 {
@@ -489,7 +489,7 @@ static void burst_tenant(const char *cg, long n, const struct sockaddr_in *a, in
 	struct rdma_ucm_event_resp ev;
 	char c, v[32], path[512];
 	long got = 0;
-	int fd;
+	int fd, maxfd;
 
 	if (!ids || cg_enter(cg))
 		_exit(2);
@@ -501,15 +501,18 @@ static void burst_tenant(const char *cg, long n, const struct sockaddr_in *a, in
 	if (write(done, "r", 1) != 1 || read(go, &c, 1) != 1)
 		_exit(4);
 	snprintf(path, sizeof(path), "%s/memory.max", cg);
+	maxfd = open(path, O_WRONLY);
+	if (maxfd < 0)
+		_exit(5);
 	if (c == 'f') {
 		/* 256 KiB of room, then each event is charged at the limit. */
 		snprintf(v, sizeof(v), "%ld", cg_read(cg, "memory.current", NULL) + (256L << 10));
-		if (write_file(path, v))
+		if (write(maxfd, v, strlen(v)) != (ssize_t)strlen(v))
 			_exit(5);
 	}
 	for (long i = 0; i < n; i++)
 		resolve_route(fd, ids[i]); /* ENOMEM at the limit: fewer events */
-	if (read(go, &c, 1) != 1 || write_file(path, "max"))
+	if (read(go, &c, 1) != 1 || write(maxfd, "max", 3) != 3)
 		_exit(7);
 	set_nonblock(fd, 1);
 	while (!get_event(fd, &ev, sizeof(ev)))
