@@ -398,14 +398,14 @@ impl RdmaCmId {
 
     /// The id's device; null while unbound.
     fn device(&self) -> *mut sys::ib_device {
-        // SAFETY: by the invariant the id is live; one field is read, with a
-        // volatile load (see the type's comment).
+        // One field is read, with a volatile load (see the type's comment).
+        // SAFETY: by the invariant the id is live.
         unsafe { (&raw const (*self.raw()).device).read_volatile() }
     }
 
     /// The id's port number.
     fn port_num(&self) -> u32 {
-        // SAFETY: as in `device`.
+        // SAFETY: by the invariant the id is live (a volatile load, as in `device`).
         unsafe { (&raw const (*self.raw()).port_num).read_volatile() }
     }
 
@@ -416,7 +416,7 @@ impl RdmaCmId {
 
     /// The id's QP type.
     pub(crate) fn qp_type(&self) -> QpType {
-        // SAFETY: as in `device`.
+        // SAFETY: by the invariant the id is live (a volatile load, as in `device`).
         QpType(unsafe { (&raw const (*self.raw()).qp_type).read_volatile() })
     }
 
@@ -444,9 +444,9 @@ impl RdmaCmId {
     pub(crate) fn read_addr(&self, side: Side, out: &mut [u8]) {
         let src = self.addr_ptr(side).cast::<u8>();
         for (i, b) in out.iter_mut().take(SockAddr::SIZE).enumerate() {
-            // SAFETY: the address is a whole `__kernel_sockaddr_storage` of
-            // the live id, valid for `SIZE` bytes, and `i` is below that;
-            // a volatile load, as in `device`.
+            // The address is a whole `__kernel_sockaddr_storage`, `SIZE`
+            // bytes; a volatile load, as in `device`.
+            // SAFETY: the id is live and `i` is below `SIZE`.
             *b = unsafe { src.add(i).read_volatile() };
         }
     }
@@ -460,14 +460,14 @@ impl RdmaCmId {
 
     /// A copy of the id's device address.
     fn dev_addr(&self) -> sys::rdma_dev_addr {
-        // SAFETY: the id is live; the field is copied through a raw pointer,
-        // with a volatile load, as in `device`.
+        // Copied through a raw pointer, with a volatile load, as in `device`.
+        // SAFETY: the id is live.
         unsafe { (&raw const (*self.raw()).route.addr.dev_addr).read_volatile() }
     }
 
     /// `route.num_pri_alt_paths`, as stored.
     pub(crate) fn num_pri_alt_paths(&self) -> i32 {
-        // SAFETY: as in `device`.
+        // SAFETY: by the invariant the id is live (a volatile load, as in `device`).
         unsafe { (&raw const (*self.raw()).route.num_pri_alt_paths).read_volatile() }
     }
 
@@ -484,9 +484,9 @@ impl RdmaCmId {
         if i >= self.num_paths() {
             return None;
         }
-        // SAFETY: `path_rec` holds `num_pri_alt_paths` records, and `i` is
-        // below it; the record is copied with a volatile load (rdma_cm's
-        // SA callback writes it unlocked), as in `device`.
+        // The record is copied with a volatile load (rdma_cm's SA callback
+        // writes it unlocked), as in `device`.
+        // SAFETY: `path_rec` holds `num_pri_alt_paths` records, `i` is below.
         Some(unsafe {
             (&raw const (*self.raw()).route.path_rec)
                 .read_volatile()
@@ -605,10 +605,9 @@ impl RdmaCmId {
     /// a resolution on an InfiniBand port may copy bytes not yet written,
     /// as C's QUERY does. Soft-RoCE and iWARP ids have no records.)
     pub(crate) fn read_service_recs(&self, out: &mut [u8]) -> Option<u32> {
-        // SAFETY: the id is live (as in `device`); `out` has room for
-        // `out.len() / SERVICE_REC_SIZE` records, and the shim copies at most
-        // that many. The copy, which may race the SA callback's (see above),
-        // is made by the shim, in C.
+        // The copy, which may race the SA callback's (see above), is made by
+        // the shim, in C; it copies at most `out.len() / SERVICE_REC_SIZE`.
+        // SAFETY: the id is live; `out` has room for that many records.
         let num = unsafe {
             sys::ucma_shim_copy_service_recs(
                 self.raw(),
