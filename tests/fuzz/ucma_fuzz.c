@@ -129,7 +129,7 @@ struct stats {
 	unsigned long errnos[NOPS][MAX_ERRNO + 1];
 	unsigned long events[NEV + 1];
 	/* Guided flows by device (rxe, siw) and family (IPv4, IPv6, AF_IB). */
-	unsigned long flows[2][3], requests[2][3], established[2][3];
+	unsigned long flows[2][3], requests[2][3], rejected[2][3], established[2][3];
 	int fail_step[2][3], fail_errno[2][3];
 	unsigned long joins, joined, ib_resolved;
 	int ib_route_errno;
@@ -560,6 +560,7 @@ static long flow_connect(uint64_t *r, int d, int f)
 	__atomic_add_fetch(&st->requests[d][f], 1, __ATOMIC_RELAXED);
 	if (RND(8) == 0) {
 		/* Rejected: the client hears REJECTED; the flow ends there. */
+		__atomic_add_fetch(&st->rejected[d][f], 1, __ATOMIC_RELAXED);
 		G(RDMA_USER_CM_CMD_REJECT, reject_id(fl, ev.id));
 		g_wait(fc, BIT(EV_REJECTED), &ev, 2000);
 		step = 0;
@@ -1345,16 +1346,20 @@ static double floor_for(int floor, unsigned long n)
 
 /*
  * The guided connect flows of each device and family (rxe and siw, IPv4
- * and IPv6) that reached ESTABLISHED, in percent of their flows. Measured
- * (2026-12-04, seed 1): 79 to 96%; on ucma_rs (rxe/IPv4, rxe/IPv6,
- * siw/IPv4, siw/IPv6: 52 of 59, 57 of 71, 53 of 57, 57 of 71), on the C
- * module (61 of 68, 59 of 74, 52 of 56, 58 of 70), and on ucma_rs on the
- * debug kernel (44 of 52, 49 of 61, 45 of 47, 48 of 61); one flow in
- * eight is rejected on purpose. Margin:
- * at least 60% (19 points below the lowest) of at least FLOWS_MIN flows
- * (47 to 74 measured), and, the other side, no more established than
- * requests, nor requests than flows. One ESTABLISHED a device and family,
- * all the old check asked, let a module that loses three in four through.
+ * and IPv6) that reached ESTABLISHED, in percent of those not rejected on
+ * purpose (one in eight of the fresh ones; a kept program replays its
+ * rejections, so the share of rejected flows grows with the replays: a CI
+ * run on the debug kernel established 25 of 53 siw/IPv6 flows, 53 requests,
+ * and recorded no failed step).
+ * Measured (2026-12-04, seed 1), of all flows: 79 to 96%; on ucma_rs
+ * (rxe/IPv4, rxe/IPv6, siw/IPv4, siw/IPv6: 52 of 59, 57 of 71, 53 of 57,
+ * 57 of 71), on the C module (61 of 68, 59 of 74, 52 of 56, 58 of 70), and
+ * on ucma_rs on the debug kernel (44 of 52, 49 of 61, 45 of 47, 48 of 61).
+ * Margin: at least 60% (19 points below the lowest) of the flows not
+ * rejected, at least FLOWS_MIN flows, and, the other side, no more
+ * established and rejected than requests, nor requests than flows. One
+ * ESTABLISHED a device and family, all the old check asked, let a module
+ * that loses three in four through.
  */
 #define ESTABLISHED_MIN_PCT 60
 #define FLOWS_MIN 20
@@ -1379,20 +1384,20 @@ static void reached_cases(void)
 	for (d = 0; d < 2; d++) {
 		for (f = 0; f < 3; f++) {
 			unsigned long fl = st->flows[d][f], es = st->established[d][f];
+			unsigned long rj = st->rejected[d][f], rq = st->requests[d][f];
 
 			if (!fl)
 				continue;
-			printf("# guided %s/%s: %lu flows, %lu requests, %lu established; first failure: %s %s\n",
-			       dev_names[d], fam_names[f], st->flows[d][f], st->requests[d][f],
-			       st->established[d][f], step_names[st->fail_step[d][f]],
-			       failure(st->fail_errno[d][f]));
+			printf("# guided %s/%s: %lu flows, %lu requests, %lu rejected, %lu established; first failure: %s %s\n",
+			       dev_names[d], fam_names[f], fl, rq, rj, es,
+			       step_names[st->fail_step[d][f]], failure(st->fail_errno[d][f]));
 			if (f != FAM_IB &&
-			    (fl < FLOWS_MIN || es * 100 < ESTABLISHED_MIN_PCT * fl ||
-			     es > st->requests[d][f] || st->requests[d][f] > fl)) {
+			    (fl < FLOWS_MIN || es * 100 < ESTABLISHED_MIN_PCT * (fl - rj) ||
+			     es + rj > rq || rq > fl)) {
 				all = 0;
 				snprintf(why + strlen(why), sizeof(why) - strlen(why),
-					 "%s/%s: %lu of %lu flows established, %lu requests (first failure: %s %s); ",
-					 dev_names[d], fam_names[f], es, fl, st->requests[d][f],
+					 "%s/%s: %lu of %lu flows not rejected established, %lu requests (first failure: %s %s); ",
+					 dev_names[d], fam_names[f], es, fl - rj, rq,
 					 step_names[st->fail_step[d][f]], failure(st->fail_errno[d][f]));
 			}
 		}
@@ -1405,7 +1410,7 @@ static void reached_cases(void)
 			all &= st->flows[d][f] > 0;
 	ktap_result(all && st->events[EV_CONNECT_REQUEST] && st->events[EV_ESTABLISHED],
 		    "fuzz_reaches_established",
-		    "%sCONNECT_REQUEST %lu, ESTABLISHED %lu (rxe and siw, IPv4 and IPv6 each: %d%% of at least %d flows)",
+		    "%sCONNECT_REQUEST %lu, ESTABLISHED %lu (rxe and siw, IPv4 and IPv6 each: %d%% of the flows not rejected, at least %d flows)",
 		    why, st->events[EV_CONNECT_REQUEST], st->events[EV_ESTABLISHED],
 		    ESTABLISHED_MIN_PCT, FLOWS_MIN);
 	ktap_result(c >= fc && c <= CEIL_CONNECT, "fuzz_connect_share",
