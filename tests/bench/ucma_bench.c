@@ -37,6 +37,14 @@
  *   allocs   slab allocations and bytes per command (kmem:kmalloc and
  *            kmem:kmem_cache_alloc tracepoints, this process only; for the
  *            asynchronous resolve, every task in the window).
+ *   insns    guest instructions per command, counted by QEMU (the plugin
+ *            tests/bench/insn_count.c, one vCPU): each figure's commands,
+ *            INSNS_OPS of them (INSNS_OPS / 10 for resolve_addr and
+ *            close_per_id's ids), run INSNS_REPEATS times between two
+ *            marker instructions; prints "BENCH-MARKS <figure> <ops>"
+ *            after each pair, and scripts/bench-report divides the
+ *            plugin's counts (its log, insn-mark lines in the same order)
+ *            by <ops>. Without the plugin the markers are plain NOPs.
  *
  * Needs RXE_IP (scripts/vm-run) for the bind and resolve paths of allocs.
  */
@@ -730,6 +738,98 @@ static void bench_allocs(void)
 	free(ids);
 }
 
+/* --- insns -------------------------------------------------------------- */
+
+/*
+ * nopl 0x6d6375XX(%rax): a NOP to the CPU, a mark to tests/bench/insn_count.c,
+ * which logs its instruction counts each time one executes (XX: 1 opens a
+ * figure's window, 2 closes it).
+ */
+#define INSN_MARK(tag)								\
+	asm volatile(".byte 0x0f, 0x1f, 0x80, %c0, 0x75, 0x63, 0x6d" : : "i"(tag) : "memory")
+
+static void insns_window_end(const char *figure, long ops)
+{
+	INSN_MARK(2);
+	printf("BENCH-MARKS insns.%s %ld\n", figure, ops);
+	fflush(stdout);
+}
+
+static void insns_writes(const char *figure, int fd, const struct cmd_image *c, long ops,
+			 int want_ok)
+{
+	INSN_MARK(1);
+	for (long i = 0; i < ops; i++)
+		if ((write(fd, c, sizeof(c->hdr) + c->hdr.in) >= 0) != want_ok)
+			die(figure);
+	insns_window_end(figure, ops);
+}
+
+static void bench_insns(void)
+{
+	long ops = env_long("INSNS_OPS", 2000), repeats = env_long("INSNS_REPEATS", 5);
+	struct rdma_ucm_query_addr_resp resp;
+	struct cmd_image q = { .hdr = { .cmd = RDMA_USER_CM_CMD_QUERY,
+					.in = sizeof(struct rdma_ucm_query),
+					.out = sizeof(resp) } };
+	struct cmd_image bad;
+	struct rdma_ucm_event_resp ev;
+	const char *ip = getenv("RXE_IP");
+	struct sockaddr_in dst = ipv4(ip ? ip : "192.0.2.1", 0);
+	int fd = bench_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	uint32_t id, uid;
+
+	if (null < 0)
+		die("open /dev/null");
+	if (create_id(fd, 1, RDMA_PS_TCP, &id))
+		die("CREATE_ID");
+	q.u.query.id = id;
+	q.u.query.option = RDMA_USER_CM_QUERY_ADDR;
+	q.u.query.response = (uintptr_t)&resp;
+	bad = q;
+	bad.u.query.id = id + 1000; /* not an id of this file */
+	/* The first pass translates the code; the windows count from the second. */
+	for (long r = 0; r <= repeats; r++) {
+		insns_writes("devnull_write", null, &q, ops, 1);
+		insns_writes("error_reply", fd, &bad, ops, 0);
+		insns_writes("query_addr", fd, &q, ops, 1);
+
+		INSN_MARK(1);
+		for (long i = 0; i < ops; i++)
+			if (create_id(fd, 2, RDMA_PS_TCP, &uid) || destroy_id(fd, uid, NULL))
+				die("CREATE_ID + DESTROY_ID");
+		insns_window_end("create_destroy", ops);
+
+		INSN_MARK(1);
+		for (long i = 0; i < ops; i++)
+			if (write_user_event(fd, id, EV_USER, 0, i) ||
+			    get_event(fd, &ev, sizeof(ev)))
+				die("WRITE_CM_EVENT + GET_EVENT");
+		insns_window_end("event_round_trip", ops);
+
+		/* Asynchronous: rdma_cm's worker and the handler count too (one vCPU). */
+		INSN_MARK(1);
+		for (long i = 0; i < ops / 10; i++)
+			if (create_id(fd, 3, RDMA_PS_TCP, &uid) || resolve_ip(fd, uid, &dst) ||
+			    wait_event(fd, EV_ADDR_RESOLVED, &ev, 5000) ||
+			    destroy_id(fd, uid, NULL))
+				die("CREATE_ID, RESOLVE_IP, ADDR_RESOLVED, DESTROY_ID");
+		insns_window_end("resolve_addr", ops / 10);
+
+		/* The close of a file of ops / 10 idle ids, per id. */
+		{
+			int cfd = bench_open();
+
+			create_ids(cfd, ops / 10);
+			INSN_MARK(1);
+			close(cfd);
+			insns_window_end("close_per_id", ops / 10);
+		}
+	}
+	close(fd);
+	close(null);
+}
+
 int main(int argc, char **argv)
 {
 	ucma_setup(0);
@@ -748,9 +848,11 @@ int main(int argc, char **argv)
 			bench_allocs();
 		else if (!strcmp(argv[i], "stall"))
 			bench_stall();
+		else if (!strcmp(argv[i], "insns"))
+			bench_insns();
 		else {
 			fprintf(stderr,
-				"usage: ucma_bench [rtt|events|memory|scaling|resolve|allocs|stall]...\n");
+				"usage: ucma_bench [rtt|events|memory|scaling|resolve|allocs|stall|insns]...\n");
 			return 2;
 		}
 	}
