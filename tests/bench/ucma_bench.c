@@ -160,29 +160,41 @@ static double ns_per_write(int fd, const struct cmd_image *c, long calls, int wa
 	return (double)(now_ns() - t0) / calls;
 }
 
+/*
+ * A fresh id on @fd and two QUERY ADDR images: @q of that id (replies in
+ * @resp) and @bad of an id not of this file (ENOENT).
+ */
+static void query_images(int fd, struct rdma_ucm_query_addr_resp *resp, struct cmd_image *q,
+			 struct cmd_image *bad)
+{
+	uint32_t id;
+
+	if (create_id(fd, 1, RDMA_PS_TCP, &id))
+		die("CREATE_ID");
+	memset(q, 0, sizeof(*q));
+	q->hdr.cmd = RDMA_USER_CM_CMD_QUERY;
+	q->hdr.in = sizeof(struct rdma_ucm_query);
+	q->hdr.out = sizeof(*resp);
+	q->u.query.id = id;
+	q->u.query.option = RDMA_USER_CM_QUERY_ADDR;
+	q->u.query.response = (uintptr_t)resp;
+	*bad = *q;
+	bad->u.query.id = id + 1000; /* not an id of this file */
+}
+
 static void bench_rtt(void)
 {
 	long batches = env_long("RTT_BATCHES", 9), calls = env_long("RTT_CALLS", 20000);
 	struct rdma_ucm_query_addr_resp resp;
 	double devnull[64], error[64], query[64];
-	struct cmd_image q = { .hdr = { .cmd = RDMA_USER_CM_CMD_QUERY,
-					.in = sizeof(struct rdma_ucm_query),
-					.out = sizeof(resp) } };
-	struct cmd_image bad;
+	struct cmd_image q, bad;
 	int fd = bench_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	uint32_t id;
 
 	if (null < 0)
 		die("open /dev/null");
 	if (batches > 64)
 		batches = 64;
-	if (create_id(fd, 1, RDMA_PS_TCP, &id))
-		die("CREATE_ID");
-	q.u.query.id = id;
-	q.u.query.option = RDMA_USER_CM_QUERY_ADDR;
-	q.u.query.response = (uintptr_t)&resp;
-	bad = q;
-	bad.u.query.id = id + 1000; /* not an id of this file */
+	query_images(fd, &resp, &q, &bad);
 	for (long b = 0; b < batches; b++) {
 		devnull[b] = ns_per_write(null, &q, calls, 1);
 		error[b] = ns_per_write(fd, &bad, calls, 0);
@@ -769,25 +781,16 @@ static void bench_insns(void)
 {
 	long ops = env_long("INSNS_OPS", 2000), repeats = env_long("INSNS_REPEATS", 5);
 	struct rdma_ucm_query_addr_resp resp;
-	struct cmd_image q = { .hdr = { .cmd = RDMA_USER_CM_CMD_QUERY,
-					.in = sizeof(struct rdma_ucm_query),
-					.out = sizeof(resp) } };
-	struct cmd_image bad;
+	struct cmd_image q, bad;
 	struct rdma_ucm_event_resp ev;
 	const char *ip = getenv("RXE_IP");
 	struct sockaddr_in dst = ipv4(ip ? ip : "192.0.2.1", 0);
 	int fd = bench_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	uint32_t id, uid;
+	uint32_t uid;
 
 	if (null < 0)
 		die("open /dev/null");
-	if (create_id(fd, 1, RDMA_PS_TCP, &id))
-		die("CREATE_ID");
-	q.u.query.id = id;
-	q.u.query.option = RDMA_USER_CM_QUERY_ADDR;
-	q.u.query.response = (uintptr_t)&resp;
-	bad = q;
-	bad.u.query.id = id + 1000; /* not an id of this file */
+	query_images(fd, &resp, &q, &bad);
 	/* The first pass translates the code; the windows count from the second. */
 	for (long r = 0; r <= repeats; r++) {
 		insns_writes("devnull_write", null, &q, ops, 1);
@@ -802,7 +805,7 @@ static void bench_insns(void)
 
 		INSN_MARK(1);
 		for (long i = 0; i < ops; i++)
-			if (write_user_event(fd, id, EV_USER, 0, i) ||
+			if (write_user_event(fd, q.u.query.id, EV_USER, 0, i) ||
 			    get_event(fd, &ev, sizeof(ev)))
 				die("WRITE_CM_EVENT + GET_EVENT");
 		insns_window_end("event_round_trip", ops);
