@@ -9,6 +9,7 @@
 #             and the module built against it.
 # Nothing is written outside the checkout: dkms runs with its trees moved
 # into tests/build/dkms and without depmod on the host.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 . "$(dirname "$0")/../../scripts/common.sh"
 kdir=$(readlink -f "${1:?usage: tests/install/host.sh KDIR}")

@@ -5,6 +5,7 @@
 # Reloads ucma_rs with small caps, runs the cases, then reloads it with
 # its defaults; needs no other rdma_cm file open. Under the C module the
 # cases are skipped (ucma_limits sees no limits), and nothing is reloaded.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$here/../build/ucma_limits

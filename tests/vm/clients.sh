@@ -8,6 +8,7 @@
 # "ok N name # passed on retry", counted as retried, not passed.
 #
 # Usage: clients.sh [FILTER]   (only cases whose name contains FILTER)
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 filter=${1:-}
 logdir=${CLIENT_LOGS:-/tmp/ucma-clients}

@@ -19,6 +19,7 @@
 # and verdicts that each harness asserts against its expectation in both
 # runs, so they are equal whenever both runs pass. S counts the cases that
 # logged a successful return or reply bytes.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)

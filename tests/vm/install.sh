@@ -19,6 +19,7 @@
 #   - with ucma_rs unloadable, or not installed at all, both end in the C
 #     rdma_ucm (the fallback);
 #   - with rdma-ucm.conf instead, the same lookup loads the C rdma_ucm.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 n=0 fail=0 skip=0
 retry_note=

@@ -15,6 +15,7 @@
 # PAIR_SERVERS: the guests that take the server's side in turn, "a", "b"
 # or "a b"; by default "a b" when the two guests run different modules
 # (each direction of a mixed pair), else "a".
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 filter=${1:-}
 logdir=${CLIENT_LOGS:-/tmp/ucma-pair}

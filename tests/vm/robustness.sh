@@ -6,6 +6,7 @@
 # while resolves are pending; deleting rxe0 under live connections must
 # deliver DEVICE_REMOVAL, let `rdma link delete` return and the applications
 # exit.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 n=0 fail=0
 res() { # $1 0=ok $2 name $3 reason

@@ -3,6 +3,7 @@
 # VM tier: rping (librdmacm, RC, verify) over siw and rxe, IPv4 (KTAP).
 # Usage: rping.sh [COUNT]. A failed pair is retried once (soft-RDMA under
 # TCG is occasionally flaky) and the retry is reported.
+case ${1:-} in -h | --help) sed -n '2,/^[^#]/{/SPDX/d;/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 set -u
 count=${1:-10}
 n=0 fail=0 retried=0
