@@ -25,9 +25,11 @@
 #   make check KERNEL=debug   the VM tier on the debug kernel
 #   make host-test        only the host tier
 #   make vm-test          only the VM tier (scripts/check --vm-only)
-#   make bench            ucma_rs against the C rdma_ucm in one VM boot:
-#                         a table of medians and ratios, and plots
-#                         (BENCH_ROUNDS=N, default 5)
+#   make bench            ucma_rs against the C rdma_ucm, both in one VM
+#                         boot: a table of medians and paired ratios with
+#                         intervals, instruction counts, and plots
+#                         (BENCH_ROUNDS=N, default 5; KERNEL=bench: on the
+#                         kernel with Rust's C helpers inlined)
 #   make mutants          the kept one-line faults (tests/mutants/*.patch):
 #                         each built and booted with the suite that must
 #                         catch it; a table of caught/survived
@@ -46,7 +48,12 @@ KDIR ?= $(UCMA_CACHE)/kernel-$(KERNEL)
 # kernel in KDIR was built with:
 # scripts/toolchain-check compares the C compiler (clang or gcc), rustc and
 # bindgen with its config, and checks that its Rust metadata is there.
-LLVM ?= -19
+# LLVM: the suffix of the clang that built the kernel in KDIR (its
+# CONFIG_CLANG_VERSION: -19 for the test kernels, -22 for the bench one),
+# -19 when KDIR says nothing.
+KERNEL_CLANG_MAJOR := $(shell sed -n 's/^CONFIG_CLANG_VERSION=\([0-9]*\)[0-9]\{4\}$$/\1/p' \
+	$(KDIR)/include/config/auto.conf 2>/dev/null)
+LLVM ?= -$(or $(KERNEL_CLANG_MAJOR),19)
 RUSTC ?= /usr/bin/rustc
 HOSTRUSTC ?= $(RUSTC)
 CLIPPY_DRIVER ?= /usr/bin/clippy-driver
@@ -150,7 +157,7 @@ coverage:
 	scripts/coverage $(SUITES)
 
 bench:
-	scripts/bench --rounds $(or $(BENCH_ROUNDS),5)
+	scripts/bench --kernel $(KERNEL) --rounds $(or $(BENCH_ROUNDS),5)
 
 host-test:
 	cd ucma_core && cargo test

@@ -11,6 +11,9 @@ UCMA_CACHE=${UCMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/ucma-rs}
 # The kernel's Rust toolchain: Debian's rustc-web (1.96), never rustup's.
 KERNEL_VERSION=${KERNEL_VERSION:-7.3}
 LLVM_SUFFIX=-19
+# The bench kernel's (scripts/build-kernel bench): inlining the C helpers
+# into Rust needs clang on rustc's LLVM.
+BENCH_LLVM_SUFFIX=-22
 K_RUSTC=/usr/bin/rustc
 K_CLIPPY=/usr/bin/clippy-driver
 K_RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
