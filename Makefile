@@ -81,6 +81,16 @@ else
 # The C compiler kbuild derives from LLVM (1, a -suffix or a /prefix/).
 KCC = $(if $(filter 1,$(LLVM)),clang,$(if $(filter %/,$(LLVM)),$(LLVM)clang,clang$(LLVM)))
 KMAKE_CC = LLVM=$(LLVM)
+# bindgen parses the kernel's headers with the kernel's C flags, so its
+# libclang must be that clang's: left alone, it loads the newest libclang
+# installed (with clang-22 beside clang-19, libclang-22, which then leaves
+# struct rdma_cm_id opaque and the module unbuildable). For a -NN suffix,
+# LLVM's own directory for that version (LIBCLANG_PATH on the command line
+# overrides it).
+UCMA_LIBCLANG_DIR = $(if $(filter -%,$(LLVM)),$(wildcard /usr/lib/llvm$(LLVM)/lib))
+ifneq ($(UCMA_LIBCLANG_DIR),)
+export LIBCLANG_PATH := $(UCMA_LIBCLANG_DIR)
+endif
 endif
 # For a clang-built kernel dkms 3.0 appends CC=clang LD=ld.lld to its
 # make command (dkms 3.2 appends LLVM=1, which is handed on). Here the
