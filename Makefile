@@ -175,7 +175,7 @@ host-test:
 vm-test:
 	scripts/check --kernel $(KERNEL) --vm-only
 
-RUSTFMT_FILES = $(filter-out %_generated.rs,$(wildcard rust/*.rs)) $(wildcard ucma_core/src/*.rs) \
+RUSTFMT_FILES = $(filter-out %_generated.rs,$(wildcard rust/*.rs rust/*/*.rs)) $(wildcard ucma_core/src/*.rs) \
 	$(wildcard tests/abi_rs/src/*.rs)
 fmt:
 	rustfmt --edition 2021 --config-path $(KDIR)/source/.rustfmt.toml $(RUSTFMT_FILES)

@@ -88,6 +88,14 @@ bool ucma_shim_safe_file_access(struct file *filp)
 	return false;
 }
 
+struct rdma_cm_id *ucma_shim_create_kernel_id(struct net *net,
+					      rdma_cm_event_handler event_handler,
+					      void *context, enum rdma_ucm_port_space ps,
+					      enum ib_qp_type qp_type)
+{
+	return rdma_create_id(net, event_handler, context, ps, qp_type);
+}
+
 struct rdma_cm_id *ucma_shim_create_user_id(rdma_cm_event_handler event_handler,
 					    void *context, enum rdma_ucm_port_space ps,
 					    enum ib_qp_type qp_type)

@@ -40,6 +40,23 @@ const struct attribute_group **ucma_shim_misc_groups(void);
 bool ucma_shim_safe_file_access(struct file *filp);
 
 /**
+ * ucma_shim_create_kernel_id() - rdma_create_id() for Rust
+ * @net: the network namespace of the id (the id takes its own reference)
+ * @event_handler: the id's event handler
+ * @context: the id's context
+ * @ps: its port space
+ * @qp_type: its QP type
+ *
+ * rdma_create_id() is a macro that names the caller by KBUILD_MODNAME.
+ *
+ * Return: the new kernel id, or rdma_create_id()'s error.
+ */
+struct rdma_cm_id *ucma_shim_create_kernel_id(struct net *net,
+					      rdma_cm_event_handler event_handler,
+					      void *context, enum rdma_ucm_port_space ps,
+					      enum ib_qp_type qp_type);
+
+/**
  * ucma_shim_create_user_id() - rdma_create_user_id(), in any task context
  * @event_handler: the id's event handler
  * @context: the id's context

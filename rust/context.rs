@@ -560,7 +560,7 @@ impl Context {
         let r = file.device.contexts.lock().reserve(GFP_ACCOUNTED_RAW)?;
         // The id goes into the context's initializer: if that fails, it is
         // dropped with it (destroyed).
-        let init = CmId::new(ps, qp_type)
+        let init = CmId::new_user(ps, qp_type)
             .map(|cm_id| Context::new(r.id(), file.clone(), uid, qp_type, cm_id, IdState::Idle));
         match init.and_then(|init| Arc::pin_init(init, GFP_ACCOUNTED)) {
             Ok(ctx) => {

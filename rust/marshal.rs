@@ -140,7 +140,7 @@ pub(crate) fn event_resp<H: CmHandler>(
         let mut p = UdParam::new_zeroed();
         p.qp_num = u.qp_num;
         p.qkey = u.qkey;
-        p.ah_attr = u.ah_attr;
+        p.ah_attr = u.ah_attr.to_uverbs();
         copy_private_data(&mut p.private_data, u.private_data);
         p.private_data_len = u.private_data_len;
         let b = p.as_bytes();

@@ -5,10 +5,47 @@
 //! C header: [`include/rdma/rdma_cm.h`](srctree/include/rdma/rdma_cm.h)
 //!
 //! The user implements [`CmHandler`] for the object an id's events go to,
-//! creates ids with [`CmId::new`] and attaches them to such an object
+//! creates ids with [`CmId::new`] (in a network namespace, as an in-kernel
+//! user such as nvmet-rdma or rds does) and attaches them to such an object
 //! (an [`Arc`]); the generic handler [`cm_event_handler`] hands every event
-//! to it. A [`CmId`] owns its id: dropping it destroys the id. This file imports nothing from the rest of the module but the
-//! bindings, and every `unsafe` operation on rdma_cm objects lives here.
+//! to it. A [`CmId`] owns its id: dropping it destroys the id.
+//!
+//! What only the userspace bridge (uCMA) needs lives in [`user`]: ids of
+//! users (`rdma_create_user_id()`), their handler lock, IB service
+//! resolution from its uAPI struct, and the uverbs images of QP attributes,
+//! address handles and path records. This file and [`user`] import nothing
+//! from the rest of the module but the bindings, and every `unsafe`
+//! operation on rdma_cm objects lives in them.
+//!
+//! # Examples
+//!
+//! An in-kernel listener that refuses every connect request:
+//!
+//! ```ignore
+//! struct Listener;
+//!
+//! impl CmHandler for Listener {
+//!     type Join = ();
+//!
+//!     fn event(_this: ArcBorrow<'_, Self>, ev: &CmEvent<'_, Self>) {
+//!         pr_info!("event {}\n", ev.kind().raw());
+//!     }
+//!
+//!     fn connect_request<'a>(
+//!         _this: ArcBorrow<'_, Self>,
+//!         req: ConnectRequest<'a, Self>,
+//!         _ev: &CmEvent<'_, Self>,
+//!     ) -> ConnectOutcome<'a> {
+//!         req.refuse(ENOMEM)
+//!     }
+//! }
+//!
+//! let id = CmId::<Listener>::new(Net::init(), PortSpace::TCP, QpType::RC)?;
+//! id.attach(Arc::new(Listener, GFP_KERNEL)?).map_err(|_| EBUSY)?;
+//! id.bind_addr(&addr)?;
+//! id.listen(16)?;
+//! // Dropping `id` destroys it, once its running handler has returned.
+//! ```
 //!
 //! The rules of the C API, as this abstraction relies on them:
 //! - An id's event handler runs in process context, serialised per id by the
@@ -27,8 +64,9 @@
 //! - Multicast events carry the join's `context` in `param.ud.private_data`;
 //!   after `rdma_leave_multicast()` or `rdma_destroy_id()` has returned, no
 //!   handler runs with it.
-//! - `rdma_accept()` on an id of a user (`rdma_create_user_id()`) requires
-//!   the id's handler lock.
+//! - `rdma_accept()` requires the id's handler lock: an in-kernel user
+//!   calls it from the id's handler, the bridge takes the lock of a user's
+//!   id first ([`CmId::lock_handler`], in [`user`]).
 //! - What takes an id's handler lock (`rdma_destroy_id()`, `rdma_connect()`,
 //!   `rdma_lock_handler()`, `rdma_leave_multicast()`, which waits for the
 //!   join's handler) deadlocks inside that id's own handler. Dropping a
@@ -69,14 +107,12 @@ use kernel::{
         Arc,
         ArcBorrow, //
     },
-    transmute::{
-        AsBytes,
-        FromBytes, //
-    },
     types::Opaque,
 };
 
 use crate::rdma_sys as sys;
+
+pub(crate) mod user;
 
 /// An `enum rdma_cm_event_type` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -278,29 +314,9 @@ pub(crate) type Gid = [u8; 16];
 /// A path record in the 64-byte wire format.
 pub(crate) type PathRecWire = [u8; 64];
 
-/// The image of a `struct ib_uverbs_qp_attr`.
-pub(crate) type UverbsQpAttr = [u8; core::mem::size_of::<sys::ib_uverbs_qp_attr>()];
-
-/// The image of a `struct ib_uverbs_ah_attr`.
-pub(crate) type UverbsAhAttr = [u8; core::mem::size_of::<sys::ib_uverbs_ah_attr>()];
-
-/// The image of a `struct ib_user_path_rec`.
-pub(crate) type UserPathRec = [u8; core::mem::size_of::<sys::ib_user_path_rec>()];
-
-/// Size of a `struct ib_user_service_rec`.
-pub(crate) const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::ib_user_service_rec>();
-
-// C copies the kernel's service records as the uAPI's, byte for byte.
-const _: () = assert!(core::mem::size_of::<sys::sa_service_rec>() == SERVICE_REC_SIZE);
-
-/// Copies a plain C struct into an array of its size.
-fn image<T: AsBytes, const N: usize>(v: &T) -> [u8; N] {
-    let mut out = [0u8; N];
-    let b = v.as_bytes();
-    let n = N.min(b.len());
-    out[..n].copy_from_slice(&b[..n]);
-    out
-}
+/// Size of a `struct sa_service_rec`, an IB service record as rdma_cm
+/// keeps it ([`RdmaCmId::read_service_recs`]).
+pub(crate) const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::sa_service_rec>();
 
 /// The object an id's events are delivered to.
 pub(crate) trait CmHandler: Send + Sync + Sized {
@@ -493,15 +509,6 @@ impl RdmaCmId {
                 .add(i)
                 .read_volatile()
         })
-    }
-
-    /// Path record `i` as `ib_copy_path_rec_to_user()` writes it.
-    pub(crate) fn user_path_rec(&self, i: usize) -> Option<UserPathRec> {
-        let mut rec = self.path_rec(i)?;
-        let mut up: sys::ib_user_path_rec = Default::default();
-        // SAFETY: both records are valid locals.
-        unsafe { sys::ib_copy_path_rec_to_user(&mut up, &mut rec) };
-        Some(image(&up))
     }
 
     /// Path record `i` in wire format (an OPA record converted to IB first).
@@ -786,13 +793,56 @@ unsafe fn context_word<'a>(id: *mut sys::rdma_cm_id) -> &'a Atomic<*mut c_void> 
     unsafe { Atomic::from_ptr(&raw mut (*id).context) }
 }
 
+/// A network namespace (`struct net`), borrowed: an id created in it takes a
+/// reference of its own, which it keeps until it is destroyed.
+///
+/// # Invariants
+///
+/// A `&Net` points to a live `struct net` for the reference's lifetime.
+#[repr(transparent)]
+pub(crate) struct Net(Opaque<bindings::net>);
+
+impl Net {
+    /// The initial network namespace, which lives as long as the kernel.
+    #[expect(
+        dead_code,
+        reason = "for in-kernel users; ucma_rs creates ids of users"
+    )]
+    pub(crate) fn init() -> &'static Net {
+        // SAFETY: `init_net` is a static, live for the kernel's lifetime;
+        // `Net` is a transparent `Opaque<net>`, which may alias what C writes.
+        unsafe { &*(&raw const bindings::init_net).cast::<Net>() }
+    }
+
+    /// Borrows a live network namespace.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` points to a `struct net` that stays live for `'a` (its caller
+    /// holds a reference to it, or it is the caller's own namespace).
+    #[expect(
+        dead_code,
+        reason = "for in-kernel users; ucma_rs creates ids of users"
+    )]
+    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net) -> &'a Net {
+        // SAFETY: live for `'a`, as guaranteed by the caller; `Net` is a
+        // transparent `Opaque<net>`.
+        unsafe { &*ptr.cast::<Net>() }
+    }
+
+    fn as_ptr(&self) -> *mut bindings::net {
+        self.0.get()
+    }
+}
+
 /// An rdma_cm id whose events go to an `H`: it owns the id, and destroys it
 /// when dropped (or by [`CmId::destroy`]).
 ///
 /// # Invariants
 ///
-/// `ptr` is a live `rdma_cm_id`, made by `rdma_create_user_id()` or by
-/// rdma_cm for a connect request, with `cm_event_handler::<H>` as handler,
+/// `ptr` is a live `rdma_cm_id`, made by `rdma_create_id()`,
+/// `rdma_create_user_id()` or by rdma_cm for a connect request, with
+/// `cm_event_handler::<H>` as handler,
 /// that nothing but this `CmId` destroys. Its `context` word (see
 /// [`PENDING`]) is null, an `Arc<H>` this `CmId` owns a reference of, or,
 /// while the connect request that made the id is handled, one of those
@@ -838,26 +888,43 @@ fn to_ulong(ms: u32) -> c_ulong {
 }
 
 impl<H: CmHandler> CmId<H> {
-    /// `rdma_create_user_id()`: a new id in the caller's network namespace,
+    /// `rdma_create_id()`: a new kernel id in the network namespace `net`,
     /// without a handler object: its events are ignored until
     /// [`CmId::attach`] gives it one (an id is quiet until it is used).
-    /// `ESRCH` from a task that has left its namespaces (exiting, closing
-    /// the files it left open).
-    pub(crate) fn new(ps: PortSpace, qp_type: QpType) -> Result<Self> {
-        // SAFETY: the handler is a valid `rdma_cm_event_handler`; a null
-        // context is allowed and handled by it. The shim checks the calling
-        // task's namespaces, which rdma_create_user_id() dereferences.
+    #[expect(
+        dead_code,
+        reason = "for in-kernel users; ucma_rs creates ids of users"
+    )]
+    pub(crate) fn new(net: &Net, ps: PortSpace, qp_type: QpType) -> Result<Self> {
+        // SAFETY: `net` is live for the call (the id takes its own
+        // reference); the handler is a valid `rdma_cm_event_handler`; a
+        // null context is allowed and handled by it.
         let raw = unsafe {
-            sys::ucma_shim_create_user_id(
+            sys::ucma_shim_create_kernel_id(
+                net.as_ptr(),
                 Some(cm_event_handler::<H>),
                 core::ptr::null_mut(),
                 ps.0,
                 qp_type.0,
             )
         };
+        // SAFETY: `raw` is what rdma_create_id() returned for our handler
+        // and a null context.
+        unsafe { Self::from_created(raw) }
+    }
+
+    /// Takes ownership of a new id.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is an error pointer, or an id just created (by
+    /// `rdma_create_id()` or `rdma_create_user_id()`) with
+    /// `cm_event_handler::<H>` as handler and a null context, given to
+    /// rdma_cm for nothing yet and owned by nothing else.
+    unsafe fn from_created(raw: *mut sys::rdma_cm_id) -> Result<Self> {
         let ptr = NonNull::new(from_err_ptr(raw)?).ok_or(ENOMEM)?;
         // INVARIANT: created with our handler and a null context, no joins;
-        // only this `CmId` destroys it.
+        // only this `CmId` destroys it, as guaranteed by the caller.
         Ok(CmId {
             ptr,
             joins: Joins::default(),
@@ -1015,9 +1082,9 @@ impl<H: CmHandler> CmId<H> {
         to_result(unsafe { sys::rdma_notify(self.used_raw(), event) })
     }
 
-    /// `rdma_init_qp_attr()` then `ib_copy_qp_attr_to_user()`: the
-    /// attributes for moving a QP to `qp_state`.
-    pub(crate) fn init_qp_attr(&self, qp_state: QpState) -> Result<UverbsQpAttr> {
+    /// `rdma_init_qp_attr()`: the attributes for moving a QP to
+    /// `qp_state`. `EINVAL` for an id without a device.
+    pub(crate) fn init_qp_attr(&self, qp_state: QpState) -> Result<QpAttr<'_>> {
         // rdma_init_qp_attr() reads the id's device unchecked.
         if !self.has_device() {
             return Err(EINVAL);
@@ -1030,15 +1097,13 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: `ptr` is live and has a device (checked above); `attr` and
         // `mask` are valid for writes.
         to_result(unsafe { sys::rdma_init_qp_attr(self.used_raw(), &mut attr, &mut mask) })?;
-        let mut resp = sys::ib_uverbs_qp_attr {
-            // CAST: the mask is a bit set; the uAPI field is its u32 image.
-            qp_attr_mask: mask as u32,
-            ..Default::default()
-        };
-        // SAFETY: `ptr` is live and has a device (rdma_init_qp_attr succeeded);
-        // `resp` and `attr` are valid.
-        unsafe { sys::ib_copy_qp_attr_to_user(self.device(), &mut resp, &mut attr) };
-        Ok(image(&resp))
+        // INVARIANT: rdma_init_qp_attr() succeeded, so the id has a device,
+        // which it keeps while it lives.
+        Ok(QpAttr {
+            id: self,
+            attr,
+            mask,
+        })
     }
 
     /// `rdma_set_service_type()`.
@@ -1063,16 +1128,6 @@ impl<H: CmHandler> CmId<H> {
     pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_set_ack_timeout(self.used_raw(), timeout) })
-    }
-
-    /// `rdma_resolve_ib_service()` with a `struct rdma_ucm_ib_service` image.
-    pub(crate) fn resolve_ib_service(
-        &self,
-        ibs: &[u8; core::mem::size_of::<sys::rdma_ucm_ib_service>()],
-    ) -> Result {
-        let mut svc = sys::rdma_ucm_ib_service::from_bytes_copy(ibs).ok_or(EINVAL)?;
-        // SAFETY: `ptr` is live; `svc` is valid for the call.
-        to_result(unsafe { sys::rdma_resolve_ib_service(self.used_raw(), &mut svc) })
     }
 
     /// `rdma_set_ib_path()` with a path record in wire format (converted to
@@ -1166,26 +1221,52 @@ impl<H: CmHandler> CmId<H> {
         // INVARIANT: left, so no longer kept.
         list.remove(i).ok().map(|j| j.join)
     }
+}
 
-    /// Takes the id's handler lock: no event handler runs for it until the
-    /// guard is dropped. (Taken by the handler of the id itself, a connect
-    /// request's included, it deadlocks.)
-    pub(crate) fn lock_handler(&self) -> HandlerGuard<'_, H> {
-        // SAFETY: `ptr` is live.
-        unsafe { sys::rdma_lock_handler(self.used_raw()) };
-        HandlerGuard { id: self }
+/// The attributes for moving a QP to a state, from
+/// [`CmId::init_qp_attr`]: a `struct ib_qp_attr` and the mask of its fields
+/// that rdma_cm set.
+///
+/// # Invariants
+///
+/// `id` has a device (it had one when rdma_cm filled `attr`, and a bound id
+/// keeps its device while it lives).
+pub(crate) struct QpAttr<'a> {
+    id: &'a RdmaCmId,
+    attr: sys::ib_qp_attr,
+    mask: c_int,
+}
+
+impl QpAttr<'_> {
+    /// The mask of the attributes set (`enum ib_qp_attr_mask` bits).
+    pub(crate) fn mask(&self) -> u32 {
+        // CAST: the mask is a bit set; its u32 image, as the uAPI's.
+        self.mask as u32
+    }
+
+    /// The attributes, for `ib_modify_qp()`.
+    #[expect(
+        dead_code,
+        reason = "for in-kernel users; ucma_rs hands the uverbs image on"
+    )]
+    pub(crate) fn attr(&self) -> &sys::ib_qp_attr {
+        &self.attr
     }
 }
 
 /// The handler lock of a [`CmId`], held until dropped: the calls that
-/// rdma_cm makes under it for ids of users.
+/// rdma_cm makes under it (`rdma_accept()`). Made by [`CmId::lock_handler`].
+///
+/// # Invariants
+///
+/// The handler lock of `id` is held, by this guard, until it is dropped.
 pub(crate) struct HandlerGuard<'a, H: CmHandler> {
     id: &'a CmId<H>,
 }
 
 impl<H: CmHandler> Drop for HandlerGuard<'_, H> {
     fn drop(&mut self) {
-        // SAFETY: the lock was taken in `lock_handler` on this live id.
+        // SAFETY: by the invariant this guard holds the lock of this live id.
         unsafe { sys::rdma_unlock_handler(self.id.raw()) };
     }
 }
@@ -1353,14 +1434,22 @@ pub(crate) struct ConnEventParam<'a> {
     pub(crate) private_data_len: u8,
 }
 
+/// The address handle of a datagram event, borrowed from the event.
+pub(crate) struct AhAttr<'a> {
+    attr: &'a sys::rdma_ah_attr,
+    /// The id the event is for, whose device the address handle came
+    /// through (if it is bound).
+    id: &'a RdmaCmId,
+}
+
 /// The datagram parameters of an event.
 pub(crate) struct UdEventParam<'a> {
     /// QP number.
     pub(crate) qp_num: u32,
     /// Q_Key.
     pub(crate) qkey: u32,
-    /// The address handle, as `ib_copy_ah_attr_to_user()` writes it.
-    pub(crate) ah_attr: UverbsAhAttr,
+    /// The address handle.
+    pub(crate) ah_attr: AhAttr<'a>,
     /// `private_data_len` as rdma_cm reports it.
     pub(crate) private_data_len: u8,
     /// The private data (empty when rdma_cm gave none).
@@ -1451,32 +1540,25 @@ impl<H: CmHandler> CmEvent<'_, H> {
         }
     }
 
-    /// The `ud` branch of the parameters (meaningful for UD ids); the
-    /// address handle is converted with the device of the event's id.
+    /// The `ud` branch of the parameters (meaningful for UD ids).
     pub(crate) fn ud(&self) -> UdEventParam<'_> {
         // SAFETY: as in `conn`.
         let u = unsafe { self.ev.param.ud.as_ref() };
-        let mut ah: sys::ib_uverbs_ah_attr = Default::default();
-        let src = core::ptr::from_ref(&u.ah_attr).cast_mut();
-        // SAFETY: the device is that of the event's id, live while the
-        // handler runs: a live device while the id is bound (rdma_cm reports
-        // an address handle only for an id bound to the device it came
-        // through), or null for an unbound id, which
-        // `ib_copy_ah_attr_to_user` accepts (it uses the device only to
-        // convert an OPA address handle, which only an id bound to an OPA
-        // port receives). `ah` is a valid local and `src` is only read.
-        unsafe { sys::ib_copy_ah_attr_to_user(self.id.device(), &mut ah, src) };
         UdEventParam {
             qp_num: u.qp_num,
             qkey: u.qkey,
-            ah_attr: image(&ah),
+            ah_attr: AhAttr {
+                attr: &u.ah_attr,
+                id: self.id,
+            },
             private_data_len: u.private_data_len,
             private_data: self.private_data(u.private_data, u.private_data_len),
         }
     }
 }
 
-/// The event handler of every id made by [`CmId::new`] for an `H`.
+/// The event handler of every id made by [`CmId::new`] or
+/// [`CmId::new_user`] for an `H`, and of their connect requests' new ids.
 ///
 /// # Safety
 ///

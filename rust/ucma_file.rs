@@ -906,7 +906,9 @@ impl UcmaFile {
         }
         let cmd: InitQpAttr = read_cmd(p)?;
         let qp_state = QpState::from_raw(cmd.qp_state).ok_or(EINVAL)?;
-        let resp = self.on_cm_dev(cmd.id, |cm| cm.init_qp_attr(qp_state))?;
+        let resp = self.on_cm_dev(cmd.id, |cm| {
+            cm.init_qp_attr(qp_state).map(|attr| attr.to_uverbs())
+        })?;
         write_resp(cmd.response, &resp)
     }
 
