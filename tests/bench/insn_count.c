@@ -23,6 +23,15 @@
  * guest side (tests/bench/ucma_bench.c, insns) repeats each figure and
  * keeps the lowest.
  *
+ * Tags 3 and 4 open and close a profiled window: at 3 the count of every
+ * kernel block is zeroed, at 4 each block the window entered prints
+ *
+ *   insn-prof VADDR INSNS
+ *
+ * (its start address in hex, and its instructions times its entries),
+ * then "insn-prof-end"; scripts/bench-profile adds them up by function.
+ * A block translated again (the same address) prints once per translation.
+ *
  * Built by scripts/bench (cc -shared -fPIC), with qemu_plugin_api.h: the
  * few functions of QEMU's plugin API (version 1, as in QEMU 7.2) it calls,
  * so that it needs no QEMU headers.
@@ -30,6 +39,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "qemu_plugin_api.h"
@@ -41,12 +51,66 @@ static uint64_t kernel_insns, user_insns;
 
 static const uint8_t marker[] = { 0x0f, 0x1f, 0x80, 0 /* tag */, 0x75, 0x63, 0x6d };
 
-static void on_marker(unsigned int vcpu, void *tag)
+/* Every kernel block translated so far, with its entries (for profiles). */
+struct block {
+	uint64_t vaddr, n_insns, entries;
+};
+static struct block **blocks;
+static size_t n_blocks, cap_blocks;
+
+static struct block *new_block(uint64_t vaddr, size_t n)
+{
+	struct block *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	if (n_blocks == cap_blocks) {
+		size_t cap = cap_blocks ? 2 * cap_blocks : 4096;
+		struct block **grown = realloc(blocks, cap * sizeof(*blocks));
+
+		if (!grown) {
+			free(b);
+			return NULL;
+		}
+		blocks = grown;
+		cap_blocks = cap;
+	}
+	b->vaddr = vaddr;
+	b->n_insns = n;
+	blocks[n_blocks++] = b;
+	return b;
+}
+
+static void profile_dump(void)
 {
 	char line[96];
 
-	snprintf(line, sizeof(line), "insn-mark %u %" PRIu64 " %" PRIu64 "\n",
-		 (unsigned int)(uintptr_t)tag, kernel_insns, user_insns);
+	for (size_t i = 0; i < n_blocks; i++) {
+		if (!blocks[i]->entries)
+			continue;
+		snprintf(line, sizeof(line), "insn-prof %" PRIx64 " %" PRIu64 "\n", blocks[i]->vaddr,
+			 blocks[i]->n_insns * blocks[i]->entries);
+		qemu_plugin_outs(line);
+	}
+	qemu_plugin_outs("insn-prof-end\n");
+}
+
+static void on_marker(unsigned int vcpu, void *tag)
+{
+	unsigned int t = (unsigned int)(uintptr_t)tag;
+	char line[96];
+
+	if (t == 3) {
+		for (size_t i = 0; i < n_blocks; i++)
+			blocks[i]->entries = 0;
+		return;
+	}
+	if (t == 4) {
+		profile_dump();
+		return;
+	}
+	snprintf(line, sizeof(line), "insn-mark %u %" PRIu64 " %" PRIu64 "\n", t, kernel_insns,
+		 user_insns);
 	qemu_plugin_outs(line);
 }
 
@@ -58,8 +122,14 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 	qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 						 kernel ? &kernel_insns : &user_insns, n);
-	if (kernel)
+	if (kernel) {
+		struct block *b = new_block(qemu_plugin_tb_vaddr(tb), n);
+
+		if (b)
+			qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
+								 &b->entries, 1);
 		return;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		const uint8_t *b = qemu_plugin_insn_data(insn);

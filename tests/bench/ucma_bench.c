@@ -755,79 +755,114 @@ static void bench_allocs(void)
 /*
  * nopl 0x6d6375XX(%rax): a NOP to the CPU, a mark to tests/bench/insn_count.c,
  * which logs its instruction counts each time one executes (XX: 1 opens a
- * figure's window, 2 closes it).
+ * figure's window, 2 closes it; 3 and 4 open and close a profiled one).
  */
 #define INSN_MARK(tag)								\
 	asm volatile(".byte 0x0f, 0x1f, 0x80, %c0, 0x75, 0x63, 0x6d" : : "i"(tag) : "memory")
 
+/*
+ * A window of @ops commands of @figure, between marks @open and @open + 1:
+ * tags 1 and 2 count (the plugin prints "insn-mark"), tags 3 and 4 profile
+ * (it prints each kernel block's "insn-prof"); the line printed here names
+ * the window: "BENCH-MARKS insns.FIGURE OPS" or "BENCH-PROF insns.FIGURE OPS".
+ */
+static int insns_tag = 1;
+
+static void insns_window_start(void)
+{
+	if (insns_tag == 1)
+		INSN_MARK(1);
+	else
+		INSN_MARK(3);
+}
+
 static void insns_window_end(const char *figure, long ops)
 {
-	INSN_MARK(2);
-	printf("BENCH-MARKS insns.%s %ld\n", figure, ops);
+	if (insns_tag == 1) {
+		INSN_MARK(2);
+		printf("BENCH-MARKS insns.%s %ld\n", figure, ops);
+	} else {
+		INSN_MARK(4);
+		printf("BENCH-PROF insns.%s %ld\n", figure, ops);
+	}
 	fflush(stdout);
 }
 
 static void insns_writes(const char *figure, int fd, const struct cmd_image *c, long ops,
 			 int want_ok)
 {
-	INSN_MARK(1);
+	insns_window_start();
 	for (long i = 0; i < ops; i++)
 		if ((write(fd, c, sizeof(c->hdr) + c->hdr.in) >= 0) != want_ok)
 			die(figure);
 	insns_window_end(figure, ops);
 }
 
+static void insns_figures(int fd, int null, const struct cmd_image *q, const struct cmd_image *bad,
+			  const struct sockaddr_in *dst, long ops)
+{
+	struct rdma_ucm_event_resp ev;
+	uint32_t uid;
+
+	insns_writes("devnull_write", null, q, ops, 1);
+	insns_writes("error_reply", fd, bad, ops, 0);
+	insns_writes("query_addr", fd, q, ops, 1);
+
+	insns_window_start();
+	for (long i = 0; i < ops; i++)
+		if (create_id(fd, 2, RDMA_PS_TCP, &uid) || destroy_id(fd, uid, NULL))
+			die("CREATE_ID + DESTROY_ID");
+	insns_window_end("create_destroy", ops);
+
+	insns_window_start();
+	for (long i = 0; i < ops; i++)
+		if (write_user_event(fd, q->u.query.id, EV_USER, 0, i) ||
+		    get_event(fd, &ev, sizeof(ev)))
+			die("WRITE_CM_EVENT + GET_EVENT");
+	insns_window_end("event_round_trip", ops);
+
+	/* Asynchronous: rdma_cm's worker and the handler count too (one vCPU). */
+	insns_window_start();
+	for (long i = 0; i < ops / 10; i++)
+		if (create_id(fd, 3, RDMA_PS_TCP, &uid) || resolve_ip(fd, uid, dst) ||
+		    wait_event(fd, EV_ADDR_RESOLVED, &ev, 5000) || destroy_id(fd, uid, NULL))
+			die("CREATE_ID, RESOLVE_IP, ADDR_RESOLVED, DESTROY_ID");
+	insns_window_end("resolve_addr", ops / 10);
+
+	/* The close of a file of ops / 10 idle ids, per id. */
+	{
+		int cfd = bench_open();
+
+		create_ids(cfd, ops / 10);
+		insns_window_start();
+		close(cfd);
+		insns_window_end("close_per_id", ops / 10);
+	}
+}
+
+/*
+ * Each figure INSNS_REPEATS times after a first pass that translates the
+ * code (the windows count from the second), then, with INSNS_PROFILE=1
+ * (the default), once more as a profiled window.
+ */
 static void bench_insns(void)
 {
 	long ops = env_long("INSNS_OPS", 2000), repeats = env_long("INSNS_REPEATS", 5);
 	struct rdma_ucm_query_addr_resp resp;
 	struct cmd_image q, bad;
-	struct rdma_ucm_event_resp ev;
 	const char *ip = getenv("RXE_IP");
 	struct sockaddr_in dst = ipv4(ip ? ip : "192.0.2.1", 0);
 	int fd = bench_open(), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	uint32_t uid;
 
 	if (null < 0)
 		die("open /dev/null");
 	query_images(fd, &resp, &q, &bad);
-	/* The first pass translates the code; the windows count from the second. */
-	for (long r = 0; r <= repeats; r++) {
-		insns_writes("devnull_write", null, &q, ops, 1);
-		insns_writes("error_reply", fd, &bad, ops, 0);
-		insns_writes("query_addr", fd, &q, ops, 1);
-
-		INSN_MARK(1);
-		for (long i = 0; i < ops; i++)
-			if (create_id(fd, 2, RDMA_PS_TCP, &uid) || destroy_id(fd, uid, NULL))
-				die("CREATE_ID + DESTROY_ID");
-		insns_window_end("create_destroy", ops);
-
-		INSN_MARK(1);
-		for (long i = 0; i < ops; i++)
-			if (write_user_event(fd, q.u.query.id, EV_USER, 0, i) ||
-			    get_event(fd, &ev, sizeof(ev)))
-				die("WRITE_CM_EVENT + GET_EVENT");
-		insns_window_end("event_round_trip", ops);
-
-		/* Asynchronous: rdma_cm's worker and the handler count too (one vCPU). */
-		INSN_MARK(1);
-		for (long i = 0; i < ops / 10; i++)
-			if (create_id(fd, 3, RDMA_PS_TCP, &uid) || resolve_ip(fd, uid, &dst) ||
-			    wait_event(fd, EV_ADDR_RESOLVED, &ev, 5000) ||
-			    destroy_id(fd, uid, NULL))
-				die("CREATE_ID, RESOLVE_IP, ADDR_RESOLVED, DESTROY_ID");
-		insns_window_end("resolve_addr", ops / 10);
-
-		/* The close of a file of ops / 10 idle ids, per id. */
-		{
-			int cfd = bench_open();
-
-			create_ids(cfd, ops / 10);
-			INSN_MARK(1);
-			close(cfd);
-			insns_window_end("close_per_id", ops / 10);
-		}
+	for (long r = 0; r <= repeats; r++)
+		insns_figures(fd, null, &q, &bad, &dst, ops);
+	if (env_long("INSNS_PROFILE", 1)) {
+		insns_tag = 3;
+		insns_figures(fd, null, &q, &bad, &dst, ops);
+		insns_tag = 1;
 	}
 	close(fd);
 	close(null);
