@@ -46,10 +46,7 @@ use kernel::{
         CondVar,
         Mutex, //
     },
-    uaccess::{
-        UserPtr,
-        UserSlice, //
-    },
+    uaccess::UserPtr,
 };
 use zerocopy::{
     FromBytes,
@@ -371,33 +368,20 @@ impl Drop for FileGuard<'_> {
 
 /// Reads a fixed-size command struct from the payload, as the C module:
 /// `size_of::<T>()` bytes whatever `in` says.
-fn read_cmd<T: FromBytes + IntoBytes>(payload: UserPtr) -> Result<T> {
-    let mut v = T::new_zeroed();
-    let bytes = v.as_mut_bytes();
-    UserSlice::new(payload, bytes.len())
-        .reader()
-        .read_slice(bytes)?;
-    Ok(v)
+fn read_cmd<T: FromBytes>(payload: UserPtr) -> Result<T> {
+    user_input::read_user(payload)
 }
 
 /// Reads the first `min(in_len, size_of::<T>())` bytes of the payload; the
 /// rest stays zero (CONNECT and ACCEPT, which honour `in`).
 fn read_cmd_partial<T: FromBytes + IntoBytes>(payload: UserPtr, in_len: usize) -> Result<T> {
-    let mut v = T::new_zeroed();
-    let bytes = v.as_mut_bytes();
-    let n = in_len.min(bytes.len());
-    UserSlice::new(payload, n)
-        .reader()
-        .read_slice(&mut bytes[..n])?;
-    Ok(v)
+    user_input::read_user_prefix(payload, in_len)
 }
 
 /// Copies `data` to the user address `response`.
 fn write_resp(response: u64, data: &[u8]) -> Result {
     let addr = usize::try_from(response).map_err(|_| EFAULT)?;
-    UserSlice::new(UserPtr::from_addr(addr), data.len())
-        .writer()
-        .write_slice(data)
+    user_input::write_user(UserPtr::from_addr(addr), data)
 }
 
 /// Copies a reply struct, whole, to `response`.
@@ -407,8 +391,8 @@ fn write_struct<T: IntoBytes + Immutable>(response: u64, v: &T) -> Result {
 
 /// Copies the first `min(out, size_of::<T>())` bytes of a reply.
 fn write_struct_min<T: IntoBytes + Immutable>(response: u64, v: &T, out: usize) -> Result {
-    let b = v.as_bytes();
-    write_resp(response, &b[..out.min(b.len())])
+    let addr = usize::try_from(response).map_err(|_| EFAULT)?;
+    user_input::write_user_prefix(UserPtr::from_addr(addr), v, out)
 }
 
 impl UcmaFile {
@@ -1138,10 +1122,7 @@ impl UcmaFile {
             return Err(EACCES);
         }
         check_write_len(len)?;
-        let mut hdr = [0u8; CMD_HDR_SIZE];
-        UserSlice::new(buf, CMD_HDR_SIZE)
-            .reader()
-            .read_slice(&mut hdr)?;
+        let hdr: [u8; CMD_HDR_SIZE] = user_input::read_user(buf)?;
         let mut hdr = CmdHeader::from_bytes(hdr);
         if hdr.cmd < Command::COUNT {
             // The table index stays in bounds under speculation too.

@@ -1,21 +1,102 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Taking values from userspace as the C module does: command indices
-//! clamped against speculation (`array_index_nospec`) and option buffers
-//! copied as `memdup_user` does (`GFP_USER | __GFP_NOWARN`, so that a large
-//! user-chosen size fails quietly with `ENOMEM`), but charged to the
-//! caller's memory cgroup (`__GFP_ACCOUNT | __GFP_RETRY_MAYFAIL`: `ENOMEM`
-//! at its limit too).
+//! Taking values from userspace as the C module does: command structs
+//! copied straight into their typed value and replies straight from it
+//! (`copy_from_user()` and `copy_to_user()`, no staging buffer), command
+//! indices clamped against speculation (`array_index_nospec`) and option
+//! buffers copied as `memdup_user` does (`GFP_USER | __GFP_NOWARN`, so that
+//! a large user-chosen size fails quietly with `ENOMEM`), but charged to
+//! the caller's memory cgroup (`__GFP_ACCOUNT | __GFP_RETRY_MAYFAIL`:
+//! `ENOMEM` at its limit too).
 
-use core::ptr::NonNull;
+use core::{
+    mem::MaybeUninit,
+    ptr::NonNull, //
+};
 
 use kernel::{
     bindings,
     error::from_err_ptr,
+    ffi::c_ulong,
     fs::File,
     prelude::*,
     uaccess::UserPtr, //
 };
+use zerocopy::{
+    FromBytes,
+    Immutable,
+    IntoBytes, //
+};
+
+/// `copy_from_user()` of `len` bytes at `src` into `dst`: `EFAULT` unless
+/// every byte was copied.
+///
+/// # Safety
+///
+/// `dst` is valid for writes of `len` bytes.
+unsafe fn copy_from_user(dst: *mut u8, src: UserPtr, len: usize) -> Result {
+    // `copy_from_user()` is `_copy_from_user()` once its object-size check
+    // is done, which for these sizes (a struct, at most its size) passes at
+    // build time; called directly, the helper's extra call goes.
+    let n = c_ulong::try_from(len).map_err(|_| EFAULT)?;
+    // SAFETY: `dst` is valid for `len` bytes, as guaranteed by the caller;
+    // `_copy_from_user` checks the user range itself.
+    let left = unsafe { bindings::_copy_from_user(dst.cast(), src.as_const_ptr(), n) };
+    if left == 0 {
+        Ok(())
+    } else {
+        Err(EFAULT)
+    }
+}
+
+/// A `T` read whole from the user address `src`: `EFAULT` unless every
+/// byte could be read.
+pub(crate) fn read_user<T: FromBytes>(src: UserPtr) -> Result<T> {
+    let mut v = MaybeUninit::<T>::uninit();
+    // SAFETY: `v` has room for a `T`.
+    unsafe { copy_from_user(v.as_mut_ptr().cast(), src, size_of::<T>()) }?;
+    // SAFETY: every byte of `v` was written above, and any bytes are a `T`
+    // (`FromBytes`).
+    Ok(unsafe { v.assume_init() })
+}
+
+/// A `T` whose first `min(len, size_of::<T>())` bytes are read from the
+/// user address `src` and the rest are zero: `EFAULT` unless all those
+/// bytes could be read.
+pub(crate) fn read_user_prefix<T: FromBytes + IntoBytes>(src: UserPtr, len: usize) -> Result<T> {
+    let mut v = T::new_zeroed();
+    let bytes = v.as_mut_bytes();
+    let n = len.min(bytes.len());
+    // SAFETY: `bytes` has room for `n` bytes.
+    unsafe { copy_from_user(bytes.as_mut_ptr(), src, n) }?;
+    Ok(v)
+}
+
+/// `copy_to_user()` of `data` to the user address `dst`: `EFAULT` unless
+/// every byte was copied.
+pub(crate) fn write_user(dst: UserPtr, data: &[u8]) -> Result {
+    let n = c_ulong::try_from(data.len()).map_err(|_| EFAULT)?;
+    // As for `copy_from_user`: `_copy_to_user()` is `copy_to_user()` once
+    // its object-size check (on a slice's length) is done.
+    // SAFETY: `data` is valid for reads of its length; `_copy_to_user`
+    // checks the user range itself.
+    let left = unsafe { bindings::_copy_to_user(dst.as_mut_ptr(), data.as_ptr().cast(), n) };
+    if left == 0 {
+        Ok(())
+    } else {
+        Err(EFAULT)
+    }
+}
+
+/// `copy_to_user()` of the first `min(len, size_of::<T>())` bytes of `v`.
+pub(crate) fn write_user_prefix<T: IntoBytes + Immutable>(
+    dst: UserPtr,
+    v: &T,
+    len: usize,
+) -> Result {
+    let b = v.as_bytes();
+    write_user(dst, &b[..len.min(b.len())])
+}
 
 use crate::rdma_sys;
 
