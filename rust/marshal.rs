@@ -189,12 +189,10 @@ fn read_sized_addr(id: &RdmaCmId, side: Side, out: &mut [u8]) -> u16 {
 }
 
 /// QUERY ADDR: both addresses at their own size, and the device facts.
-pub(crate) fn query_addr(id: &RdmaCmId) -> QueryAddrResp {
-    let mut r = QueryAddrResp::new_zeroed();
+pub(crate) fn query_addr(id: &RdmaCmId, r: &mut QueryAddrResp) {
     r.src_size = read_sized_addr(id, Side::Src, &mut r.src_addr);
     r.dst_size = read_sized_addr(id, Side::Dst, &mut r.dst_addr);
-    fill_device(id, &mut r);
-    r
+    fill_device(id, r);
 }
 
 /// The `struct sockaddr_ib` QUERY GID reports for one of `id`'s addresses:
@@ -216,16 +214,14 @@ fn sockaddr_ib(id: &RdmaCmId, side: Side, pkey: u16, gid: Gid, out: &mut [u8]) {
 
 /// QUERY GID: both addresses as `struct sockaddr_ib`, made from the GIDs
 /// and service ids for IP addresses.
-pub(crate) fn query_gid(id: &RdmaCmId) -> QueryAddrResp {
-    let mut r = QueryAddrResp::new_zeroed();
-    fill_device(id, &mut r);
+pub(crate) fn query_gid(id: &RdmaCmId, r: &mut QueryAddrResp) {
+    fill_device(id, r);
     let (sgid, dgid) = id.read_gids();
     sockaddr_ib(id, Side::Src, r.pkey, sgid, &mut r.src_addr);
     sockaddr_ib(id, Side::Dst, r.pkey, dgid, &mut r.dst_addr);
     // CAST: 48 bytes.
     let size = core::mem::size_of::<SockaddrIb>() as u16;
     (r.src_size, r.dst_size) = (size, size);
-    r
 }
 
 /// A path made of the GIDs only (and a P_Key), as QUERY_ROUTE reports a

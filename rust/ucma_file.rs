@@ -748,11 +748,13 @@ impl UcmaFile {
                 if out < QueryAddrResp::MIN_OUT {
                     return Err(ENOSPC);
                 }
-                let resp = if cmd.option == QUERY_ADDR {
-                    marshal::query_addr(cm)
+                // Filled in place (a reply returned by value is copied).
+                let mut resp = QueryAddrResp::new_zeroed();
+                if cmd.option == QUERY_ADDR {
+                    marshal::query_addr(cm, &mut resp);
                 } else {
-                    marshal::query_gid(cm)
-                };
+                    marshal::query_gid(cm, &mut resp);
+                }
                 write_struct_min(cmd.response, &resp, out)
             }
             QUERY_PATH => {
