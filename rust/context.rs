@@ -289,11 +289,6 @@ pub(crate) struct Context {
     /// whether its per-state counts include the context.
     #[pin]
     file: SpinLock<Placement>,
-    /// The address of the file in `file`, for ownership checks without its
-    /// lock: stored with it (under the id table's lock as well, so that a
-    /// lookup under that lock sees the file MIGRATE_ID left), and compared
-    /// only, never followed (`file` keeps that file alive meanwhile).
-    file_addr: Atomic<usize>,
     /// User cookie for events; 0 until ACCEPT for a connect request's child
     /// (events are not delivered while 0).
     uid: Atomic<u64>,
@@ -386,7 +381,6 @@ impl Context {
     ) -> impl PinInit<Self, Error> {
         let kcov = file.kcov;
         let device = file.device.clone();
-        let file_addr = Arc::as_ptr(&file).addr();
         // CREATE_ID's contexts begin idle, a connect request's child
         // connecting.
         let passive = id_state == IdState::Connecting;
@@ -408,7 +402,6 @@ impl Context {
                 },
                 "Context::file"
             ),
-            file_addr: Atomic::new(file_addr),
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
             queued: Atomic::new(0),
@@ -435,10 +428,9 @@ impl Context {
         self.file.lock().file.clone()
     }
 
-    /// Whether the context belongs to `file` now (under the id table's
-    /// lock, as C checks it: MIGRATE_ID moves it under that lock).
+    /// Whether the context belongs to `file` now.
     pub(crate) fn belongs_to(&self, file: &UcmaFile) -> bool {
-        self.file_addr.load(Relaxed) == core::ptr::from_ref(file).addr()
+        core::ptr::eq(&*self.file.lock().file, file)
     }
 
     /// Adds the context's state and joins to its file's counts (it is
@@ -605,15 +597,14 @@ impl Context {
     /// Looks up `id` on `file` (`ucma_get_ctx`): `ENOENT`, `EINVAL` for
     /// another file's id, `ENXIO` for a zombie.
     pub(crate) fn lookup(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
-        let table = file.device.contexts.lock();
-        let ctx = table.get(id).ok_or(ENOENT)?;
+        let ctx: Arc<Context> = file.device.contexts.lock().get(id).ok_or(ENOENT)?.into();
         if !ctx.belongs_to(file) {
             return Err(EINVAL);
         }
         if ctx.closed.load(Relaxed) {
             return Err(ENXIO);
         }
-        Ok(ctx.into())
+        Ok(ctx)
     }
 
     /// DESTROY_ID's first step: hides `id` of `file` from every lookup. Only
@@ -823,7 +814,6 @@ impl Context {
                 p.file.counts.remove(self.id_state(), self.joins());
                 to.counts.add(self.id_state(), self.joins());
             }
-            self.file_addr.store(Arc::as_ptr(to).addr(), Relaxed);
             core::mem::replace(&mut p.file, to.clone())
         };
         drop(old);
