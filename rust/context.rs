@@ -774,10 +774,10 @@ impl Context {
             r.publish(child);
             listener.requests_queued.add(1, Relaxed);
             inner.push_event(ev);
-            outcome
+            (outcome, inner.to_wake())
         };
-        file.wake_reader();
-        outcome
+        file.wake_reader(outcome.1);
+        outcome.0
     }
 
     /// MIGRATE_ID: moves this context of `from` (with its queued events) to
@@ -826,7 +826,7 @@ impl Context {
                 self.events_reported.load(Relaxed),
             )
         };
-        {
+        let wake = {
             let mut inner = to.lock();
             match taken {
                 Some(taken) => inner.put_migrating(taken),
@@ -838,8 +838,9 @@ impl Context {
                 }
             }
             inner.put_events(&mut moved);
-        }
-        to.wake_readers();
+            inner.to_wake()
+        };
+        to.wake_readers(wake);
         Ok(reported)
     }
 

@@ -145,6 +145,36 @@ pub(crate) struct FileInner {
     closed: bool,
     /// The device's caps.
     limits: Limits,
+    /// GET_EVENTs asleep on `event_wait` now (at most the number of tasks,
+    /// which `PID_MAX_LIMIT` keeps below 2^22).
+    sleepers: u32,
+    /// Whether `poll()` ever ran on the file: from then on `poll_wait` may
+    /// hold waiters (an epoll entry stays), and every event wakes it.
+    polled: bool,
+}
+
+/// Whom an event just queued is to wake, decided under the file's lock
+/// ([`FileInner::to_wake`]).
+#[must_use = "hand it to UcmaFile::wake_reader or wake_readers"]
+pub(crate) struct Wake {
+    readers: bool,
+    pollers: bool,
+}
+
+impl FileInner {
+    /// Whom an event queued in this critical section is to wake: the
+    /// GET_EVENT sleepers if any sleeps, and `poll()`'s waiters once the
+    /// file was polled. A GET_EVENT or `poll()` that begins after this
+    /// critical section takes the lock after it and finds the event, so
+    /// no wake-up is owed to it (`poll()` marks the file polled under the
+    /// lock before it registers, and reads `has_events`, which this
+    /// critical section's unlock stores, after).
+    pub(crate) fn to_wake(&self) -> Wake {
+        Wake {
+            readers: self.sleepers > 0,
+            pollers: self.polled,
+        }
+    }
 }
 
 impl FileInner {
@@ -315,6 +345,9 @@ pub(crate) struct UcmaFile {
     /// C's `ucma_poll()` reads `list_empty()`): pollers then never wait for
     /// the lock that every event's writer takes.
     has_events: Atomic<bool>,
+    /// Whether `poll()` marked `FileInner::polled` already (so that it
+    /// takes the lock once, not at every call).
+    polled: Atomic<bool>,
     /// The listed contexts by state, and their joins (fdinfo).
     pub(crate) counts: IdCounts,
     /// Events GET_EVENT handed out on this file (fdinfo).
@@ -414,10 +447,13 @@ impl UcmaFile {
                         events_refused: 0,
                         closed: false,
                         limits: device.limits,
+                        sleepers: 0,
+                        polled: false,
                     },
                     "UcmaFile::inner"
                 ),
                 has_events: Atomic::new(false),
+                polled: Atomic::new(false),
                 counts: IdCounts::new(),
                 events_delivered: Atomic::new(0),
                 memcg: MemCgroup::of_current(),
@@ -447,9 +483,12 @@ impl UcmaFile {
     /// Appends an event to the queue and wakes a reader; the event is
     /// dropped if the file is being released.
     pub(crate) fn queue_event(&self, ev: ListArc<Event>) {
-        let rejected = self.lock().push_event(ev);
+        let mut inner = self.lock();
+        let rejected = inner.push_event(ev);
+        let wake = inner.to_wake();
+        drop(inner);
         if rejected.is_none() {
-            self.wake_reader();
+            self.wake_reader(wake);
         }
         drop(rejected);
     }
@@ -465,19 +504,24 @@ impl UcmaFile {
             return Err(ENOBUFS);
         }
         let rejected = inner.push_event(ev);
+        let wake = inner.to_wake();
         drop(inner);
         if rejected.is_none() {
-            self.wake_reader();
+            self.wake_reader(wake);
         }
         drop(rejected);
         Ok(())
     }
 
-    /// Wakes every GET_EVENT sleeper and poller: after several events were
-    /// queued at once (MIGRATE_ID).
-    pub(crate) fn wake_readers(&self) {
-        self.event_wait.notify_all();
-        self.poll_wait.notify_all();
+    /// Wakes every GET_EVENT sleeper and poller (as `wake` says there are):
+    /// after several events were queued at once (MIGRATE_ID).
+    pub(crate) fn wake_readers(&self, wake: Wake) {
+        if wake.readers {
+            self.event_wait.notify_all();
+        }
+        if wake.pollers {
+            self.poll_wait.notify_all();
+        }
     }
 
     /// Wakes one GET_EVENT sleeper and the pollers (every one but all
@@ -486,9 +530,16 @@ impl UcmaFile {
     /// as an exclusive waiter, and one event can satisfy one GET_EVENT.
     /// Waking them all (C's non-exclusive wait) sends every sleeper to the
     /// file lock, the writer's lock, only for all but one to sleep again.
-    pub(crate) fn wake_reader(&self) {
-        self.event_wait.notify_one();
-        self.poll_wait.notify_one();
+    /// Each wake-up is skipped when `wake` (taken under the lock that
+    /// queued the event) says nobody waits: an empty wait queue's wake-up
+    /// still takes its lock.
+    pub(crate) fn wake_reader(&self, wake: Wake) {
+        if wake.readers {
+            self.event_wait.notify_one();
+        }
+        if wake.pollers {
+            self.poll_wait.notify_one();
+        }
     }
 
     /// Passes a wake-up on to the next GET_EVENT sleeper: from one woken
@@ -908,7 +959,10 @@ impl UcmaFile {
             if file.flags() & kernel::fs::file::flags::O_NONBLOCK != 0 {
                 return Err(EAGAIN);
             }
-            if self.event_wait.wait_interruptible(&mut inner.guard) {
+            inner.sleepers += 1;
+            let interrupted = self.event_wait.wait_interruptible(&mut inner.guard);
+            inner.sleepers -= 1;
+            if interrupted {
                 // A wake-up meant for this sleeper goes to the next one.
                 let queued = !inner.events.is_empty();
                 drop(inner);
@@ -1090,6 +1144,12 @@ impl UcmaFile {
 
     /// `poll()`: readable when an event is queued. Never writable, as in C.
     pub(crate) fn poll(&self, file: &File, table: PollTable<'_>) -> u32 {
+        // Marked under the lock, before the registration (see
+        // `FileInner::to_wake`); once, then `polled` says it is done.
+        if !self.polled.load(Relaxed) {
+            self.lock().polled = true;
+            self.polled.store(true, Relaxed);
+        }
         table.register_wait(file, &self.poll_wait);
         // Acquire: pairs with the guard's store; a wake-up after an event
         // queued later finds this poller registered.
