@@ -366,7 +366,9 @@ impl WorkItem for Context {
 
     fn run(this: Arc<Context>) {
         let _coverage = this.kcov.section();
-        this.close();
+        // The joins stay in `closed_joins` until the context is destroyed.
+        let kept = this.close(false);
+        drop(kept);
     }
 }
 
@@ -634,24 +636,35 @@ impl Context {
 
     /// Destroys the rdma_cm id, if still there; afterwards (whoever of
     /// several callers destroyed it) no handler runs and its multicast
-    /// groups are left.
-    fn close(&self) {
-        let held = {
+    /// groups are left. With `take_joins` (the context's destruction),
+    /// returns the joins of the id, whenever it was closed; without, keeps
+    /// them in `closed_joins` for that and returns none.
+    fn close(&self, take_joins: bool) -> Joins<Multicast> {
+        let (held, joins) = {
             let mut st = self.state.lock();
             self.closed.store(true, Release);
             // Destroyed under M, so that a second caller (DESTROY_ID racing
             // the device-removal work) waits until it is gone, as C's
             // cancel_work_sync() does. Handlers never take M.
-            st.cm_id.take().and_then(|cm| {
-                let (held, joins) = cm.destroy();
-                // The id is closed once (it is taken above), so this
-                // replaces nothing.
-                st.closed_joins = joins;
-                held
-            })
+            let (held, joins) = match st.cm_id.take() {
+                Some(cm) => cm.destroy(),
+                None => (None, Joins::default()),
+            };
+            // The id is closed once (it is taken above): the joins of this
+            // close, or those an earlier close kept, one of them empty.
+            if take_joins {
+                let kept = core::mem::take(&mut st.closed_joins);
+                (held, if joins.is_empty() { kept } else { joins })
+            } else {
+                if !joins.is_empty() {
+                    st.closed_joins = joins;
+                }
+                (held, Joins::default())
+            }
         };
         // The context reference the id held is dropped outside M.
         drop(held);
+        joins
     }
 
     /// Tears down an unpublished context: closes its id, drops its queued
@@ -661,8 +674,9 @@ impl Context {
     /// context are still queued.
     pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<'_, Arc<Context>>) -> u32 {
         // Waits for a command in progress on the context (MIGRATE_ID
-        // included: afterwards `file` is final).
-        self.close();
+        // included: afterwards `file` is final). One section of M: the
+        // joins come back with the close.
+        let joins = self.close(true);
 
         let mut dropped = EventList::new();
         let file = self.file();
@@ -688,7 +702,6 @@ impl Context {
         }
         drop(dropped);
         // rdma_destroy_id() left the groups; free the joins' ids.
-        let joins = core::mem::take(&mut self.state.lock().closed_joins);
         Multicast::forget_all(joins.into_joins());
         r.release();
         reported

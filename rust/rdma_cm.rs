@@ -722,6 +722,11 @@ impl<J> Joins<J> {
         self.list.iter().map(|j| (&j.addr, &j.join))
     }
 
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     /// The joins, without their addresses.
     pub(crate) fn into_joins(self) -> impl Iterator<Item = Arc<J>> {
         self.list.into_iter().map(|j| j.join)
