@@ -757,8 +757,8 @@ static void bench_allocs(void)
  * which logs its instruction counts each time one executes (XX: 1 opens a
  * figure's window, 2 closes it; 3 and 4 open and close a profiled one).
  */
-#define INSN_MARK(tag)								\
-	asm volatile(".byte 0x0f, 0x1f, 0x80, %c0, 0x75, 0x63, 0x6d" : : "i"(tag) : "memory")
+#define INSN_MARK(tag)									\
+	({ asm volatile(".byte 0x0f, 0x1f, 0x80, %c0, 0x75, 0x63, 0x6d" : : "i"(tag) : "memory"); })
 
 /*
  * A window of @ops commands of @figure, between marks @open and @open + 1:
