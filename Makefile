@@ -59,7 +59,12 @@ HOSTRUSTC ?= $(RUSTC)
 CLIPPY_DRIVER ?= /usr/bin/clippy-driver
 # bindgen: cargo's (scripts/setup installs it there) if this user has it,
 # else the one in PATH (sudo, DKMS, a distribution's bindgen package).
-BINDGEN ?= $(firstword $(wildcard $(HOME)/.cargo/bin/bindgen) bindgen)
+# The bench kernel's own (scripts/common.sh's BENCH_BINDGEN) when KDIR was
+# built with that version.
+KERNEL_BINDGEN_VERSION := $(shell sed -n 's/^CONFIG_BINDGEN_VERSION_TEXT="bindgen \(.*\)"$$/\1/p' \
+	$(KDIR)/include/config/auto.conf 2>/dev/null)
+BINDGEN ?= $(firstword $(wildcard $(UCMA_CACHE)/bindgen-$(KERNEL_BINDGEN_VERSION)/bin/bindgen) \
+	$(wildcard $(HOME)/.cargo/bin/bindgen) bindgen)
 # The standard library's source, where that rustc's sysroot keeps it.
 ifndef RUST_LIB_SRC
 RUST_LIB_SRC := $(shell $(RUSTC) --print sysroot 2>/dev/null)/lib/rustlib/src/rust/library

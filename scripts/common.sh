@@ -18,6 +18,12 @@ K_RUSTC=/usr/bin/rustc
 K_CLIPPY=/usr/bin/clippy-driver
 K_RUST_LIB_SRC=/usr/lib/rustlib/src/rust/library
 K_BINDGEN=${K_BINDGEN:-$HOME/.cargo/bin/bindgen}
+# The bench kernel's bindgen: 7.3's Makefile warns that bindgen older than
+# 0.72.1 with libclang 22 or later "may not work" (rust-bindgen PR 3278),
+# and with 0.71.1 it made every kernel struct opaque (rust/kernel.o then
+# fails: "no field `parent` on type `bindings::device`").
+BENCH_BINDGEN_VERSION=0.72.1
+BENCH_BINDGEN=$UCMA_CACHE/bindgen-$BENCH_BINDGEN_VERSION/bin/bindgen
 VENV=$UCMA_CACHE/venv
 
 # The make variables every kernel and module build gets.
