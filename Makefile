@@ -61,7 +61,7 @@ CLIPPY_DRIVER ?= /usr/bin/clippy-driver
 # else the one in PATH (sudo, DKMS, a distribution's bindgen package).
 # The bench kernel's own (scripts/common.sh's BENCH_BINDGEN) when KDIR was
 # built with that version.
-KERNEL_BINDGEN_VERSION := $(shell sed -n 's/^CONFIG_BINDGEN_VERSION_TEXT="bindgen \(.*\)"$$/\1/p' \
+KERNEL_BINDGEN_VERSION := $(shell sed -n 's/^CONFIG_BINDGEN_VERSION_TEXT="\{0,1\}bindgen \([^"]*\)"\{0,1\}$$/\1/p' \
 	$(KDIR)/include/config/auto.conf 2>/dev/null)
 BINDGEN ?= $(firstword $(wildcard $(UCMA_CACHE)/bindgen-$(KERNEL_BINDGEN_VERSION)/bin/bindgen) \
 	$(wildcard $(HOME)/.cargo/bin/bindgen) bindgen)
