@@ -20,9 +20,10 @@
 #   make setup            install the toolchain and build the cached test
 #                         kernel (KERNEL=debug: the debug one); make run and
 #                         make check do it themselves
-#   make check            all tests: host tier (cargo) + VM tier (KTAP),
-#                         the debug kernel, Debian's own kernel
-#   make check KERNEL=debug   the VM tier on the debug kernel
+#   make check            all tests: host tier (cargo), the VM tier (KTAP)
+#                         on Debian's own kernel, the debug kernel
+#   make check KERNEL=default   the VM tier on a kernel of ours (default,
+#                         debug, bench) instead of Debian's
 #   make host-test        only the host tier
 #   make vm-test          only the VM tier (scripts/check --vm-only)
 #   make bench            ucma_rs against the C rdma_ucm, both in one VM
@@ -163,7 +164,7 @@ run:
 	scripts/run-main
 
 check:
-	scripts/check --kernel $(KERNEL)
+	scripts/check $(if $(filter command line environment,$(origin KERNEL)),--kernel $(KERNEL))
 
 mutants:
 	scripts/mutants --kernel $(KERNEL)
@@ -178,7 +179,7 @@ host-test:
 	cd ucma_core && cargo test
 
 vm-test:
-	scripts/check --kernel $(KERNEL) --vm-only
+	scripts/check $(if $(filter command line environment,$(origin KERNEL)),--kernel $(KERNEL)) --vm-only
 
 RUSTFMT_FILES = $(filter-out %_generated.rs,$(wildcard rust/*.rs rust/*/*.rs)) $(wildcard ucma_core/src/*.rs) \
 	$(wildcard tests/abi_rs/src/*.rs)

@@ -76,6 +76,29 @@ copy_tree() {
 		xargs -0 cp --parents -t "$1")
 }
 
+# The kernel source (Debian's linux-source-$KERNEL_VERSION, which
+# scripts/setup installs), unpacked once under $UCMA_CACHE/src: prints its
+# path. Every build uses it with O=, so it stays pristine. The unpacking
+# holds a lock: the debug kernel's build (scripts/check runs it in the
+# background) and scripts/uapi-headers may both come to it first.
+kernel_source_unpacked() {
+	local tarball=/usr/src/linux-source-$KERNEL_VERSION.tar.xz src_version src
+	[ -f "$tarball" ] || { log "error: $tarball missing: run scripts/setup first"; return 1; }
+	src_version=$(dpkg-query -W -f='${Version}' "linux-source-$KERNEL_VERSION")
+	src=$UCMA_CACHE/src/linux-source-$KERNEL_VERSION-$src_version
+	mkdir -p "$UCMA_CACHE/src"
+	(
+		flock 8
+		if [ ! -f "$src/.ucma-unpacked" ]; then
+			log "unpacking $tarball"
+			rm -rf "$src" && mkdir -p "$src"
+			tar -xf "$tarball" -C "$src" --strip-components=1
+			touch "$src/.ucma-unpacked"
+		fi
+	) 8>"$UCMA_CACHE/src/.lock" || return 1
+	echo "$src"
+}
+
 # Where the cached build of kernel flavour $1 (default, debug) is:
 # the symlink written by scripts/build-kernel after a successful build.
 kernel_dir() {

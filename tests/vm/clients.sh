@@ -22,13 +22,7 @@ else
 fi
 . "$(dirname "$0")/client-pairs.sh"
 
-# Debian's kernel (scripts/vm-run --kernel debian) builds no siw: rxe only
-# there, and only there.
 transports="siw rxe"
-if [ "${UCMA_KERNEL:-}" = debian ]; then
-	transports=rxe
-	echo "# clients: rxe only (Debian's kernel builds no siw)"
-fi
 # On the debug kernel, where the point is the oracles (KASAN, lockdep) and
 # every client is ten times slower, IPv4 only: IPv6 runs on the others.
 families="4 6"
