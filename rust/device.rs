@@ -90,7 +90,7 @@ impl UcmaDevice {
     /// Queues the teardown of `ctx` (see `Context`'s `WorkItem`).
     pub(crate) fn queue_close(&self, ctx: Arc<Context>) {
         // Already queued: once is enough.
-        let _ = self.close_wq.queue().enqueue(ctx);
+        let _ = self.close_wq.enqueue(ctx);
     }
 
     /// Waits until no teardown is queued or running: at module exit, once

@@ -15,7 +15,10 @@
 //! Nothing here names a driver: the only module of this crate it uses is the
 //! bindings, [`crate::rdma_sys`].
 
-use core::marker::PhantomData;
+use core::{
+    marker::PhantomData,
+    ptr::NonNull, //
+};
 
 use kernel::{
     bindings,
@@ -79,10 +82,10 @@ pub(crate) trait MiscDevice: Sized + 'static {
     fn release(state: Self::Ptr);
 
     /// `write()` of `len` bytes at `buf`. Returns the count of bytes
-    /// consumed.
+    /// consumed. It gets a [`WriteFile`], not a `&File` (see there).
     fn write(
         state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>,
-        file: &File,
+        file: &WriteFile<'_>,
         buf: UserPtr,
         len: usize,
     ) -> Result<usize>;
@@ -97,6 +100,37 @@ pub(crate) trait MiscDevice: Sized + 'static {
     /// `show_fdinfo()`: lines for `/proc/<pid>/fdinfo/<fd>`, after the
     /// kernel's own. Prints nothing unless implemented.
     fn show_fdinfo(_state: <Self::Ptr as ForeignOwnable>::Borrowed<'_>, _m: &SeqFile) {}
+}
+
+/// The file a `write()` is for: its flags, and its address for C checks
+/// that take a `struct file`.
+///
+/// Not a `&File`: the VFS calls `write()` inside an `fdget_pos()` region
+/// that took no `f_pos_lock` (the file is a stream, `stream_open` cleared
+/// `FMODE_ATOMIC_POS`), and `File::from_raw_file` requires that no such
+/// region be active.
+///
+/// # Invariants
+///
+/// `ptr` is a file the VFS holds a reference to for `'a`.
+pub(crate) struct WriteFile<'a> {
+    ptr: NonNull<bindings::file>,
+    _borrow: PhantomData<&'a bindings::file>,
+}
+
+impl WriteFile<'_> {
+    /// The file's flags (`f_flags`: `O_NONBLOCK` ...), read once, as
+    /// `File::flags` reads them.
+    pub(crate) fn flags(&self) -> u32 {
+        // SAFETY: by the invariant the file is valid; `f_flags` may change
+        // under `fcntl(F_SETFL)`, hence the volatile read.
+        unsafe { core::ptr::addr_of!((*self.ptr.as_ptr()).f_flags).read_volatile() }
+    }
+
+    /// The `struct file`, valid while this borrow lives.
+    pub(crate) fn as_ptr(&self) -> *mut bindings::file {
+        self.ptr.as_ptr()
+    }
 }
 
 /// The file operations of the devices of driver `T`.
@@ -441,16 +475,15 @@ impl<T: MiscDevice> VTable<T> {
         // so `release` cannot run while the borrow lives (it ends with this
         // call).
         let state = unsafe { Self::state(file) };
-        // SAFETY: the VFS holds a reference to `file` for the whole call.
-        // The file is a stream (`stream_open` cleared `FMODE_ATOMIC_POS`), so
-        // an `fdget_pos` on it takes no `f_pos_lock` and may be active on
-        // another thread; what that condition of `from_raw_file` protects,
-        // `f_pos`, is never read or written through this `&File` (only its
-        // flags are read and its poll table registered), as in
-        // `rust/kernel/miscdevice.rs`'s entry points.
-        let fileref = unsafe { File::from_raw_file(file) };
+        // INVARIANT: the VFS holds a reference to `file` for the whole
+        // call, which the borrow does not outlive.
+        let fileref = WriteFile {
+            // SAFETY: the VFS passes a valid file, never a null pointer.
+            ptr: unsafe { NonNull::new_unchecked(file) },
+            _borrow: PhantomData,
+        };
         let buf = UserPtr::from_ptr(buf.cast_mut().cast());
-        match T::write(state, fileref, buf, len) {
+        match T::write(state, &fileref, buf, len) {
             // The VFS caps `len` at MAX_RW_COUNT, so it fits in an isize.
             Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
             // CAST: errnos are small negative numbers.

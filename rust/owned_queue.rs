@@ -5,6 +5,11 @@
 //! The 7.3 kernel crate offers only the system workqueues, which a loadable
 //! module cannot drain before its code goes away. An [`OwnedQueue`] is
 //! destroyed (drained, then freed) when dropped, at module exit.
+//!
+//! It takes plain work only, never delayed work: `destroy_workqueue()`
+//! does not wait for a delayed item whose timer has not fired, which
+//! would then queue itself on the freed queue. So the queue itself (a
+//! [`Queue`], whose `enqueue_delayed` is safe) is never handed out.
 
 use core::ptr::NonNull;
 
@@ -12,7 +17,10 @@ use kernel::{
     bindings,
     prelude::*,
     str::as_char_ptr_in_const_context,
-    workqueue::Queue, //
+    workqueue::{
+        Queue,
+        RawWorkItem, //
+    },
 };
 
 /// An unbound workqueue allocated by this module.
@@ -56,10 +64,16 @@ impl OwnedQueue {
         unsafe { bindings::drain_workqueue(self.ptr.as_ptr()) };
     }
 
-    /// The queue, to enqueue work on.
-    pub(crate) fn queue(&self) -> &Queue {
-        // SAFETY: `ptr` stays valid until `drop`, which the borrow precedes.
-        unsafe { Queue::from_raw(self.ptr.as_ptr()) }
+    /// Queues the work item `w` (`queue_work()`), as [`Queue::enqueue`];
+    /// `drop` waits for it.
+    pub(crate) fn enqueue<W, const ID: u64>(&self, w: W) -> W::EnqueueOutput
+    where
+        W: RawWorkItem<ID> + Send + 'static,
+    {
+        // SAFETY: `ptr` stays valid until `drop`, which the borrow precedes;
+        // the `&Queue` does not leave this function.
+        let queue = unsafe { Queue::from_raw(self.ptr.as_ptr()) };
+        queue.enqueue(w)
     }
 }
 

@@ -319,9 +319,13 @@ pub(crate) type PathRecWire = [u8; 64];
 pub(crate) const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::sa_service_rec>();
 
 /// The object an id's events are delivered to.
-pub(crate) trait CmHandler: Send + Sync + Sized {
+///
+/// `'static`, like its joins: rdma_cm holds the object for as long as the
+/// id lives, and a [`CmId`] that is leaked (`mem::forget`, a reference
+/// cycle; both safe) keeps its id alive, and its events coming, forever.
+pub(crate) trait CmHandler: Send + Sync + Sized + 'static {
     /// What a multicast join of the id is known by; its events carry it.
-    type Join: Send + Sync;
+    type Join: Send + Sync + 'static;
 
     /// An event of an id whose object is `this` (every kind but a connect
     /// request). Runs under the id's handler lock, in process context.

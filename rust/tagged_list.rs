@@ -51,11 +51,16 @@ pub(crate) unsafe trait Tagged<const ID: u64 = 0>: ListItem<ID> {
 
 /// Implements [`Tagged`] for a struct with a [`ListTag`] field:
 /// `impl_tagged! { impl Tagged<0> for Context { self.list_tag } }`. The
-/// field must be the struct's own (checked: `offset_of!`). (It expands to an
-/// `unsafe impl`: invoke it outside the modules that forbid `unsafe`.)
+/// field must be the struct's own (checked: `offset_of!`, which does not
+/// look through `Deref`) and a `ListTag` itself, not a pointer that derefs
+/// to one, which two items could share (checked: a raw pointer to the
+/// field must be a `*const ListTag`, and raw pointers do not
+/// deref-coerce). (It expands to an `unsafe impl`: invoke it outside the
+/// modules that forbid `unsafe`.)
 macro_rules! impl_tagged {
     (impl Tagged<$id:literal> for $t:ty { self.$field:ident }) => {
         const _: usize = ::core::mem::offset_of!($t, $field);
+        const _: fn(&$t) -> *const $crate::tagged_list::ListTag = |item| &raw const item.$field;
         // SAFETY: the tag is a field of each item, so no two items share
         // one, and it is the same for an item every time.
         unsafe impl $crate::tagged_list::Tagged<$id> for $t {

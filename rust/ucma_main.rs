@@ -37,11 +37,13 @@ use crate::{
     tunables::Sysctl, //
 };
 
+use ib_client::IbClient;
 use misc_device::{
     FileOperations,
     MiscDevice,
     MiscDeviceOptions,
-    MiscDeviceRegistration, //
+    MiscDeviceRegistration,
+    WriteFile, //
 };
 use ucma_file::UcmaFile;
 
@@ -177,8 +179,18 @@ impl MiscDevice for UcmaFile {
         UcmaFile::release_file(state);
     }
 
-    fn write(state: ArcBorrow<'_, Self>, file: &File, buf: UserPtr, len: usize) -> Result<usize> {
-        UcmaFile::write_command(state, file, buf, len)
+    fn write(
+        state: ArcBorrow<'_, Self>,
+        file: &WriteFile<'_>,
+        buf: UserPtr,
+        len: usize,
+    ) -> Result<usize> {
+        let _coverage = KcovHandle::of_current().section();
+        if !safe_file_access(file) {
+            return Err(EACCES);
+        }
+        let nonblocking = file.flags() & kernel::fs::file::flags::O_NONBLOCK != 0;
+        UcmaFile::write_command(state, nonblocking, buf, len)
     }
 
     fn poll(state: ArcBorrow<'_, Self>, file: &File, table: PollTable<'_>) -> u32 {
@@ -217,36 +229,57 @@ fn ensure_name_free() -> Result {
     Ok(())
 }
 
-/// The `rdma_cm` ib_client: answers netlink chardev discovery with the misc
-/// device and ABI 4.
-///
-/// # Invariants
-///
-/// The client is registered; it is unregistered exactly once, in `drop`.
-struct IbClient;
-
-impl IbClient {
-    /// Registers the client, reporting `dev`: `EBUSY` while another
-    /// `IbClient` lives.
-    ///
-    /// # Safety
-    ///
-    /// `dev` must be a valid device that stays so until the returned value
-    /// is dropped.
-    unsafe fn register(dev: *mut kernel::bindings::device) -> Result<Self> {
-        // SAFETY: `dev` is valid until `drop`, which unregisters the client,
-        // as guaranteed by the caller; the shim refuses a second
-        // registration, under its lock, and changes nothing then.
-        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_client_register(dev) })?;
-        // INVARIANT: registered just above, by this call: no other
-        // `IbClient` lives (its registration would have made the call fail).
-        Ok(IbClient)
-    }
+/// `ib_safe_file_access()`: whether the writer of `file` has the
+/// credentials it was opened with and is not in a kernel context that
+/// writes on someone's behalf (a refusal is logged once), as every RDMA
+/// write()-command interface requires.
+fn safe_file_access(file: &WriteFile<'_>) -> bool {
+    // SAFETY: `file` is valid while borrowed; the check only reads it.
+    unsafe { rdma_sys::ucma_shim_safe_file_access(file.as_ptr()) }
 }
 
-impl Drop for IbClient {
-    fn drop(&mut self) {
-        // SAFETY: by the type invariant the client is registered.
-        unsafe { rdma_sys::ucma_shim_client_unregister() };
+/// The `rdma_cm` ib_client, in a module of its own: its value is made only
+/// by [`ib_client::IbClient::register`] (a private field), not by the
+/// domain modules, which see everything private to the crate root.
+mod ib_client {
+    use kernel::prelude::*;
+
+    use crate::rdma_sys;
+
+    /// The `rdma_cm` ib_client: answers netlink chardev discovery with the
+    /// misc device and ABI 4.
+    ///
+    /// # Invariants
+    ///
+    /// The client is registered; it is unregistered exactly once, in `drop`.
+    pub(super) struct IbClient {
+        _registered: (),
+    }
+
+    impl IbClient {
+        /// Registers the client, reporting `dev`: `EBUSY` while another
+        /// `IbClient` lives.
+        ///
+        /// # Safety
+        ///
+        /// `dev` must be a valid device that stays so until the returned
+        /// value is dropped.
+        pub(super) unsafe fn register(dev: *mut kernel::bindings::device) -> Result<Self> {
+            // SAFETY: `dev` is valid until `drop`, which unregisters the
+            // client, as guaranteed by the caller; the shim refuses a second
+            // registration, under its lock, and changes nothing then.
+            kernel::error::to_result(unsafe { rdma_sys::ucma_shim_client_register(dev) })?;
+            // INVARIANT: registered just above, by this call: no other
+            // `IbClient` lives (its registration would have made the call
+            // fail).
+            Ok(IbClient { _registered: () })
+        }
+    }
+
+    impl Drop for IbClient {
+        fn drop(&mut self) {
+            // SAFETY: by the type invariant the client is registered.
+            unsafe { rdma_sys::ucma_shim_client_unregister() };
+        }
     }
 }

@@ -18,7 +18,6 @@ use kernel::{
     bindings,
     error::from_err_ptr,
     ffi::c_ulong,
-    fs::File,
     prelude::*,
     uaccess::UserPtr, //
 };
@@ -105,15 +104,6 @@ use crate::rdma_sys;
 pub(crate) fn index_nospec(index: u32, size: u32) -> u32 {
     // SAFETY: a pure function of its arguments.
     unsafe { rdma_sys::ucma_shim_index_nospec(index, size) }
-}
-
-/// `ib_safe_file_access()`: whether the writer of `file` has the
-/// credentials it was opened with and is not in a kernel context that
-/// writes on someone's behalf (a refusal is logged once), as every RDMA
-/// write()-command interface requires.
-pub(crate) fn safe_file_access(file: &File) -> bool {
-    // SAFETY: `file` is a valid file for the borrow; the check only reads it.
-    unsafe { rdma_sys::ucma_shim_safe_file_access(file.as_ptr()) }
 }
 
 /// `KMALLOC_MAX_SIZE` of the running kernel: the largest `memdup_user`.
