@@ -118,6 +118,7 @@ impl<T: ForeignOwnable> IdTable<T> {
     pub(crate) fn lock(&self) -> IdTableGuard<'_, T> {
         // SAFETY: by the invariant the xarray is initialised.
         unsafe { bindings::xa_lock(self.xa.get()) };
+        // INVARIANT: the lock was just taken, by this thread.
         IdTableGuard {
             table: self,
             _not_send: PhantomData,
@@ -151,6 +152,11 @@ impl<T: ForeignOwnable> PinnedDrop for IdTable<T> {
 }
 
 /// An [`IdTable`] whose lock is held; unlocks when dropped.
+///
+/// # Invariants
+///
+/// This thread holds `table`'s xarray lock, taken when the guard was made
+/// and released only by its `drop`.
 pub(crate) struct IdTableGuard<'a, T: ForeignOwnable> {
     table: &'a IdTable<T>,
     /// Not `Send`: the spinlock is released by the thread that took it.

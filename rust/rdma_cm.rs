@@ -1444,6 +1444,11 @@ pub(crate) struct ConnEventParam<'a> {
 }
 
 /// The address handle of a datagram event, borrowed from the event.
+///
+/// # Invariants
+///
+/// `attr` is the address handle of an event rdma_cm is delivering for
+/// `id`, and `id` is that event's own id.
 pub(crate) struct AhAttr<'a> {
     attr: &'a sys::rdma_ah_attr,
     /// The id the event is for, whose device the address handle came
@@ -1466,6 +1471,12 @@ pub(crate) struct UdEventParam<'a> {
 }
 
 /// An rdma_cm event, borrowed for the duration of the handler.
+///
+/// # Invariants
+///
+/// `ev` is an event rdma_cm is delivering to `cm_event_handler::<H>` for
+/// `id` (its own id; for a connect request, the new id), so a multicast
+/// event's context is an `Arc<H::Join>` given by [`CmId::join_multicast`].
 pub(crate) struct CmEvent<'a, H: CmHandler> {
     ev: &'a sys::rdma_cm_event,
     /// The id the event is for (for a connect request, the new id).
@@ -1556,6 +1567,7 @@ impl<H: CmHandler> CmEvent<'_, H> {
         UdEventParam {
             qp_num: u.qp_num,
             qkey: u.qkey,
+            // INVARIANT: by `CmEvent`'s, the event's and its id's.
             ah_attr: AhAttr {
                 attr: &u.ah_attr,
                 id: self.id,
@@ -1617,6 +1629,8 @@ unsafe fn handle_event<H: CmHandler>(
     // SAFETY: `id` is live for the handler's duration, which the borrow
     // does not outlive.
     let idref = unsafe { RdmaCmId::from_raw(id) };
+    // INVARIANT: rdma_cm is delivering `event` for `id` to this handler,
+    // the one `CmId::<H>` installed.
     let ev = CmEvent {
         ev,
         id: idref,
