@@ -131,12 +131,18 @@ modules:
 
 # kbuild installs an external module into updates/ (INSTALL_MOD_DIR), where
 # depmod ranks it above the kernel's own, then runs depmod.
+# The release of KDIR's kernel: where modules_install puts the module.
+modules_install uninstall: KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
+
+# kbuild runs depmod only when KDIR has a System.map, which a
+# distribution's headers package (Debian's linux-headers-*) does not
+# carry: it says "Skipping depmod" and modprobe cannot find the module.
+# Then depmod is run here.
 modules_install:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KMAKE_VARS) INSTALL_MOD_DIR=updates \
 		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(INSTALL_MOD_PATH)) modules_install
+	$(if $(wildcard $(KDIR)/System.map),,depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE))
 
-# The release of KDIR's kernel: where modules_install put the module.
-uninstall: KRELEASE = $(shell cat $(KDIR)/include/config/kernel.release)
 uninstall:
 	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KRELEASE)/updates/ucma_rs.ko* \
 		$(MODPROBE_D)/ucma-rs.conf $(MODPROBE_D)/rdma-ucm.conf
