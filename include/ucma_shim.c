@@ -43,15 +43,18 @@ struct ucma_nl_info {
 #ifdef UCMA_HAVE_CORE_PRIV
 #include "core_priv.h"
 
-#define UCMA_NL_INFO_SAME(f)						\
-	static_assert(offsetof(struct ib_client_nl_info, f) ==		\
-		      offsetof(struct ucma_nl_info, f) &&		\
-		      sizeof_field(struct ib_client_nl_info, f) ==	\
-		      sizeof_field(struct ucma_nl_info, f))
-UCMA_NL_INFO_SAME(nl_msg);
-UCMA_NL_INFO_SAME(cdev);
-UCMA_NL_INFO_SAME(port);
-UCMA_NL_INFO_SAME(abi);
+static_assert(offsetof(struct ib_client_nl_info, nl_msg) ==
+	      offsetof(struct ucma_nl_info, nl_msg));
+static_assert(offsetof(struct ib_client_nl_info, cdev) ==
+	      offsetof(struct ucma_nl_info, cdev));
+static_assert(offsetof(struct ib_client_nl_info, port) ==
+	      offsetof(struct ucma_nl_info, port));
+static_assert(offsetof(struct ib_client_nl_info, abi) ==
+	      offsetof(struct ucma_nl_info, abi));
+static_assert(sizeof_field(struct ib_client_nl_info, port) ==
+	      sizeof_field(struct ucma_nl_info, port));
+static_assert(sizeof_field(struct ib_client_nl_info, abi) ==
+	      sizeof_field(struct ucma_nl_info, abi));
 static_assert(sizeof(struct ib_client_nl_info) == sizeof(struct ucma_nl_info));
 #endif
 
@@ -86,38 +89,6 @@ bool ucma_shim_safe_file_access(struct file *filp)
 	pr_err_once("%s: process %d (%s) changed security contexts after opening file descriptor, this is not allowed.\n",
 		    "ucma_write", task_tgid_vnr(current), current->comm);
 	return false;
-}
-
-struct rdma_cm_id *ucma_shim_create_kernel_id(struct net *net,
-					      rdma_cm_event_handler event_handler,
-					      void *context, enum rdma_ucm_port_space ps,
-					      enum ib_qp_type qp_type)
-{
-	return rdma_create_id(net, event_handler, context, ps, qp_type);
-}
-
-struct rdma_cm_id *ucma_shim_create_user_id(rdma_cm_event_handler event_handler,
-					    void *context, enum rdma_ucm_port_space ps,
-					    enum ib_qp_type qp_type)
-{
-	/*
-	 * Only the task itself clears its nsproxy (exit_task_namespaces()),
-	 * so the check holds for the call.
-	 */
-	if (!current->nsproxy)
-		return ERR_PTR(-ESRCH);
-	return rdma_create_user_id(event_handler, context, ps, qp_type);
-}
-
-int ucma_shim_copy_service_recs(struct rdma_cm_id *id, void *out, size_t room)
-{
-	struct sa_service_rec *recs = READ_ONCE(id->route.service_recs);
-	unsigned int num = READ_ONCE(id->route.num_service_recs);
-
-	if (!recs)
-		return -ENODATA;
-	memcpy(out, recs, array_size(min_t(size_t, room, num), sizeof(*recs)));
-	return min_t(unsigned int, num, INT_MAX);
 }
 
 struct mem_cgroup *ucma_shim_memcg_get_current(void)
@@ -291,66 +262,6 @@ void ucma_shim_client_unregister(void)
 		ucma_cdev = NULL;
 	}
 	mutex_unlock(&ucma_client_lock);
-}
-
-u64 ucma_shim_node_guid(struct ib_device *dev)
-{
-	return (__force u64)dev->node_guid;
-}
-
-u32 ucma_shim_dev_index(struct ib_device *dev)
-{
-	return dev->index;
-}
-
-bool ucma_shim_cap_ib_sa(struct ib_device *dev, u32 port)
-{
-	return rdma_cap_ib_sa(dev, port);
-}
-
-bool ucma_shim_cap_opa_ah(struct ib_device *dev, u32 port)
-{
-	return rdma_cap_opa_ah(dev, port);
-}
-
-bool ucma_shim_protocol_roce(struct ib_device *dev, u32 port)
-{
-	return rdma_protocol_roce(dev, port);
-}
-
-bool ucma_shim_protocol_iwarp(struct ib_device *dev, u32 port)
-{
-	return rdma_protocol_iwarp(dev, port);
-}
-
-void ucma_shim_addr_get_sgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid)
-{
-	rdma_addr_get_sgid(dev_addr, gid);
-}
-
-void ucma_shim_addr_get_dgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid)
-{
-	rdma_addr_get_dgid(dev_addr, gid);
-}
-
-u16 ucma_shim_addr_get_pkey(struct rdma_dev_addr *dev_addr)
-{
-	return ib_addr_get_pkey(dev_addr);
-}
-
-void ucma_shim_ip2gid(struct sockaddr *addr, union ib_gid *gid)
-{
-	rdma_ip2gid(addr, gid);
-}
-
-void ucma_shim_path_opa_to_ib(struct sa_path_rec *dest, struct sa_path_rec *src)
-{
-	sa_convert_path_opa_to_ib(dest, src);
-}
-
-void ucma_shim_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src)
-{
-	sa_convert_path_ib_to_opa(dest, src);
 }
 
 u64 ucma_shim_kcov_common_handle(void)

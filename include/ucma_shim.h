@@ -14,12 +14,7 @@
 struct attribute_group;
 struct device;
 struct file;
-struct ib_device;
 struct mem_cgroup;
-struct rdma_dev_addr;
-struct sa_path_rec;
-struct sockaddr;
-union ib_gid;
 
 /**
  * ucma_shim_misc_groups() - sysfs attribute groups of the rdma_cm misc device
@@ -38,60 +33,6 @@ const struct attribute_group **ucma_shim_misc_groups(void);
  * Return: true if the caller's credentials are the opener's.
  */
 bool ucma_shim_safe_file_access(struct file *filp);
-
-/**
- * ucma_shim_create_kernel_id() - rdma_create_id() for Rust
- * @net: the network namespace of the id (the id takes its own reference)
- * @event_handler: the id's event handler
- * @context: the id's context
- * @ps: its port space
- * @qp_type: its QP type
- *
- * rdma_create_id() is a macro that names the caller by KBUILD_MODNAME.
- *
- * Return: the new kernel id, or rdma_create_id()'s error.
- */
-struct rdma_cm_id *ucma_shim_create_kernel_id(struct net *net,
-					      rdma_cm_event_handler event_handler,
-					      void *context, enum rdma_ucm_port_space ps,
-					      enum ib_qp_type qp_type);
-
-/**
- * ucma_shim_create_user_id() - rdma_create_user_id(), in any task context
- * @event_handler: the id's event handler
- * @context: the id's context
- * @ps: its port space
- * @qp_type: its QP type
- *
- * rdma_create_user_id() takes the calling task's network namespace through
- * current->nsproxy, which an exiting task has cleared already when it
- * closes the files it left open (exit_task_namespaces() runs before
- * exit_task_work()).
- *
- * Return: the new id, or ERR_PTR(-ESRCH) if the calling task has no
- * namespaces any more, or rdma_create_user_id()'s error.
- */
-struct rdma_cm_id *ucma_shim_create_user_id(rdma_cm_event_handler event_handler,
-					    void *context, enum rdma_ucm_port_space ps,
-					    enum ib_qp_type qp_type);
-
-/**
- * ucma_shim_copy_service_recs() - copy an id's resolved service records
- * @id: the id
- * @out: room for @room records
- * @room: how many records @out holds
- *
- * Copies min(@room, the id's count) records. The records of an id are set
- * once, by rdma_resolve_ib_service()'s SA callback, and freed only when the
- * id is destroyed. That callback publishes the pointer and the count
- * before it copies the records in, with no lock a reader could take: a
- * copy racing it may read bytes not yet written, as C's QUERY does. The
- * race stays here, in C, as a plain read like ucma.c's.
- *
- * Return: the id's count of records (clamped to INT_MAX), or -ENODATA when
- * none was resolved.
- */
-int ucma_shim_copy_service_recs(struct rdma_cm_id *id, void *out, size_t room);
 
 /**
  * ucma_shim_memcg_get_current() - the memory cgroup of the calling process
@@ -179,31 +120,6 @@ int ucma_shim_max_backlog(void);
 int ucma_shim_client_register(struct device *cdev);
 /** ucma_shim_client_unregister() - undo ucma_shim_client_register() */
 void ucma_shim_client_unregister(void);
-
-/** ucma_shim_node_guid() - @dev's node GUID, in network byte order */
-u64 ucma_shim_node_guid(struct ib_device *dev);
-/** ucma_shim_dev_index() - @dev's index */
-u32 ucma_shim_dev_index(struct ib_device *dev);
-/** ucma_shim_cap_ib_sa() - rdma_cap_ib_sa() */
-bool ucma_shim_cap_ib_sa(struct ib_device *dev, u32 port);
-/** ucma_shim_cap_opa_ah() - rdma_cap_opa_ah() */
-bool ucma_shim_cap_opa_ah(struct ib_device *dev, u32 port);
-/** ucma_shim_protocol_roce() - rdma_protocol_roce() */
-bool ucma_shim_protocol_roce(struct ib_device *dev, u32 port);
-/** ucma_shim_protocol_iwarp() - rdma_protocol_iwarp() */
-bool ucma_shim_protocol_iwarp(struct ib_device *dev, u32 port);
-/** ucma_shim_addr_get_sgid() - rdma_addr_get_sgid() */
-void ucma_shim_addr_get_sgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid);
-/** ucma_shim_addr_get_dgid() - rdma_addr_get_dgid() */
-void ucma_shim_addr_get_dgid(struct rdma_dev_addr *dev_addr, union ib_gid *gid);
-/** ucma_shim_addr_get_pkey() - ib_addr_get_pkey() */
-u16 ucma_shim_addr_get_pkey(struct rdma_dev_addr *dev_addr);
-/** ucma_shim_ip2gid() - rdma_ip2gid() */
-void ucma_shim_ip2gid(struct sockaddr *addr, union ib_gid *gid);
-/** ucma_shim_path_opa_to_ib() - sa_convert_path_opa_to_ib() */
-void ucma_shim_path_opa_to_ib(struct sa_path_rec *dest, struct sa_path_rec *src);
-/** ucma_shim_path_ib_to_opa() - sa_convert_path_ib_to_opa() */
-void ucma_shim_path_ib_to_opa(struct sa_path_rec *dest, struct sa_path_rec *src);
 
 /**
  * ucma_shim_kcov_common_handle() - kcov_common_handle() of the current task

@@ -13,11 +13,11 @@ use core::mem::{
 };
 
 use crate::{
-    rdma_sys as sys,
     ucma_core::{
         abi::CMD_HDR_SIZE,
         uapi::*, //
     },
+    ucma_shim as sys,
 };
 
 /// Asserts, at compile time, that `$ours` has the size of `$theirs` and

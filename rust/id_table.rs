@@ -12,8 +12,8 @@
 //! grows node by node (no reallocation of the whole table).
 //!
 //! The 7.3 `kernel::xarray::XArray` has no allocation (`xa_alloc`), no zero
-//! entries and no compare-and-exchange: this wraps what the module needs. It imports nothing from the rest of the
-//! crate.
+//! entries and no compare-and-exchange: this wraps what the module needs.
+//! It imports nothing from the rest of the crate.
 
 use core::{
     marker::PhantomData,

@@ -16,12 +16,12 @@
 //! Without `CONFIG_KCOV` both types are empty and every method does nothing.
 //!
 //! Nothing here names a driver: the only module of this crate it uses is the
-//! bindings, [`crate::rdma_sys`].
+//! bindings of the C shim, [`crate::ucma_shim`].
 
 use core::marker::PhantomData;
 
 #[cfg(CONFIG_KCOV)]
-use crate::rdma_sys;
+use crate::ucma_shim;
 
 /// The KCOV common handle of the task that took it: 0 when that task has
 /// none (no collector above it), or without `CONFIG_KCOV`.
@@ -38,7 +38,7 @@ impl KcovHandle {
         #[cfg(CONFIG_KCOV)]
         {
             // SAFETY: reads the current task's own field; no precondition.
-            let val = unsafe { rdma_sys::ucma_shim_kcov_common_handle() };
+            let val = unsafe { ucma_shim::ucma_shim_kcov_common_handle() };
             Self { val }
         }
         #[cfg(not(CONFIG_KCOV))]
@@ -62,7 +62,7 @@ impl KcovHandle {
         #[cfg(CONFIG_KCOV)]
         {
             // SAFETY: the shim has no precondition.
-            let started = unsafe { rdma_sys::ucma_shim_kcov_remote_start(self.val) };
+            let started = unsafe { ucma_shim::ucma_shim_kcov_remote_start(self.val) };
             KcovSection {
                 started,
                 _task_bound: PhantomData,
@@ -95,7 +95,7 @@ impl Drop for KcovSection {
         if self.started {
             // By the type invariants, the task's innermost section is this one.
             // SAFETY: stops the section this value started, on its own task.
-            unsafe { rdma_sys::ucma_shim_kcov_remote_stop() };
+            unsafe { ucma_shim::ucma_shim_kcov_remote_stop() };
         }
     }
 }

@@ -16,11 +16,11 @@
 
 use kernel::{alloc::Flags, bindings};
 
-use crate::rdma_sys;
+use crate::ucma_shim;
 
 /// `GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL` as raw `gfp_t` bits, for the
 /// C allocators (`xa_alloc`).
-pub(crate) const GFP_ACCOUNTED_RAW: bindings::gfp_t = rdma_sys::UCMA_GFP_ACCOUNTED;
+pub(crate) const GFP_ACCOUNTED_RAW: bindings::gfp_t = ucma_shim::UCMA_GFP_ACCOUNTED;
 
 /// `GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL`: charged to the memory cgroup
 /// in effect, failing with `ENOMEM` at its limit.
@@ -58,7 +58,7 @@ impl MemCgroup {
     pub(crate) fn of_current() -> Self {
         // SAFETY: called in process context; returns a counted reference or
         // null.
-        let ptr = unsafe { rdma_sys::ucma_shim_memcg_get_current() };
+        let ptr = unsafe { ucma_shim::ucma_shim_memcg_get_current() };
         // INVARIANT: the reference returned is ours.
         MemCgroup { ptr }
     }
@@ -73,12 +73,12 @@ impl MemCgroup {
         // SAFETY: `self` holds a reference across the scope, which ends
         // before this function returns, as set_active_memcg() requires; null
         // means the task's own cgroup.
-        let old = unsafe { rdma_sys::ucma_shim_set_active_memcg(self.ptr) };
+        let old = unsafe { ucma_shim::ucma_shim_set_active_memcg(self.ptr) };
         let r = f();
         // SAFETY: restores, on the same task, the value the call above
         // replaced; scopes begun in `f` have ended (they are closures too),
         // and whoever set `old` holds its reference for longer than this.
-        unsafe { rdma_sys::ucma_shim_set_active_memcg(old) };
+        unsafe { ucma_shim::ucma_shim_set_active_memcg(old) };
         r
     }
 }
@@ -87,6 +87,6 @@ impl Drop for MemCgroup {
     fn drop(&mut self) {
         // SAFETY: by the invariant the reference is ours (or `ptr` is null,
         // which mem_cgroup_put() ignores).
-        unsafe { rdma_sys::ucma_shim_memcg_put(self.ptr) };
+        unsafe { ucma_shim::ucma_shim_memcg_put(self.ptr) };
     }
 }

@@ -13,7 +13,7 @@
 //! `Documentation/design.rst` says why.
 //!
 //! Nothing here names a driver: the only module of this crate it uses is the
-//! bindings, [`crate::rdma_sys`].
+//! bindings of the C shim, [`crate::ucma_shim`].
 
 use core::{
     marker::PhantomData,
@@ -47,7 +47,7 @@ use kernel::{
     ModuleMetadata,
 };
 
-use crate::rdma_sys;
+use crate::ucma_shim;
 
 /// The driver of a misc device: the state of each open file and the file
 /// operations on it.
@@ -241,7 +241,7 @@ impl MiscDeviceOptions {
     /// `/sys/class/misc/<name>`).
     pub(crate) fn name_taken(&self) -> bool {
         // SAFETY: the name is a valid NUL-terminated string.
-        unsafe { rdma_sys::ucma_shim_misc_name_taken(as_char_ptr_in_const_context(self.name)) }
+        unsafe { ucma_shim::ucma_shim_misc_name_taken(as_char_ptr_in_const_context(self.name)) }
     }
 
     /// A `struct miscdevice` with these options and `T`'s file operations.

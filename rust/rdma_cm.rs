@@ -110,94 +110,87 @@ use kernel::{
     types::Opaque,
 };
 
-use crate::rdma_sys as sys;
+use super::rdma_sys as sys;
 
-pub(crate) mod user;
+pub mod user;
 
 /// An `enum rdma_cm_event_type` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct EventType(u32);
+pub struct EventType(u32);
 
 impl EventType {
     /// `RDMA_CM_EVENT_ADDR_RESOLVED`.
-    pub(crate) const ADDR_RESOLVED: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED);
+    pub const ADDR_RESOLVED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_RESOLVED);
     /// `RDMA_CM_EVENT_ADDR_ERROR`.
-    pub(crate) const ADDR_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR);
+    pub const ADDR_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDR_ERROR);
     /// `RDMA_CM_EVENT_ROUTE_RESOLVED`.
-    pub(crate) const ROUTE_RESOLVED: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED);
+    pub const ROUTE_RESOLVED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED);
     /// `RDMA_CM_EVENT_ROUTE_ERROR`.
-    pub(crate) const ROUTE_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR);
+    pub const ROUTE_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR);
     /// `RDMA_CM_EVENT_CONNECT_ERROR`.
-    pub(crate) const CONNECT_ERROR: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR);
+    pub const CONNECT_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR);
     /// `RDMA_CM_EVENT_UNREACHABLE`.
-    pub(crate) const UNREACHABLE: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE);
+    pub const UNREACHABLE: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_UNREACHABLE);
     /// `RDMA_CM_EVENT_REJECTED`.
-    pub(crate) const REJECTED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED);
+    pub const REJECTED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_REJECTED);
     /// `RDMA_CM_EVENT_ESTABLISHED`.
-    pub(crate) const ESTABLISHED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED);
+    pub const ESTABLISHED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ESTABLISHED);
     /// `RDMA_CM_EVENT_DISCONNECTED`.
-    pub(crate) const DISCONNECTED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED);
+    pub const DISCONNECTED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_DISCONNECTED);
     /// `RDMA_CM_EVENT_CONNECT_REQUEST`.
-    pub(crate) const CONNECT_REQUEST: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST);
+    pub const CONNECT_REQUEST: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_REQUEST);
     /// `RDMA_CM_EVENT_DEVICE_REMOVAL`.
-    pub(crate) const DEVICE_REMOVAL: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL);
+    pub const DEVICE_REMOVAL: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_DEVICE_REMOVAL);
     /// `RDMA_CM_EVENT_MULTICAST_JOIN`.
-    pub(crate) const MULTICAST_JOIN: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN);
+    pub const MULTICAST_JOIN: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_JOIN);
     /// `RDMA_CM_EVENT_MULTICAST_ERROR`.
-    pub(crate) const MULTICAST_ERROR: Self =
-        Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR);
+    pub const MULTICAST_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_MULTICAST_ERROR);
     /// `RDMA_CM_EVENT_ADDRINFO_RESOLVED`.
-    pub(crate) const ADDRINFO_RESOLVED: Self =
+    pub const ADDRINFO_RESOLVED: Self =
         Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ADDRINFO_RESOLVED);
     /// `RDMA_CM_EVENT_USER`.
-    pub(crate) const USER: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_USER);
+    pub const USER: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_USER);
     /// `RDMA_CM_EVENT_INTERNAL`.
-    pub(crate) const INTERNAL: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_INTERNAL);
+    pub const INTERNAL: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_INTERNAL);
 
     /// The C value.
-    pub(crate) const fn as_raw(self) -> u32 {
+    pub const fn as_raw(self) -> u32 {
         self.0
     }
 }
 
 /// An `enum ib_qp_type` value, as an id carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct QpType(u32);
+pub struct QpType(u32);
 
 impl QpType {
     /// The type numbered `raw`, unchecked, as C passes the user's.
-    pub(crate) const fn from_raw(raw: u32) -> Self {
+    pub const fn from_raw(raw: u32) -> Self {
         Self(raw)
     }
 
     /// `IB_QPT_RC`.
-    pub(crate) const RC: Self = Self(sys::ib_qp_type_IB_QPT_RC);
+    pub const RC: Self = Self(sys::ib_qp_type_IB_QPT_RC);
     /// `IB_QPT_UD`.
-    pub(crate) const UD: Self = Self(sys::ib_qp_type_IB_QPT_UD);
+    pub const UD: Self = Self(sys::ib_qp_type_IB_QPT_UD);
 }
 
 /// An `enum rdma_ucm_port_space` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PortSpace(u32);
+pub struct PortSpace(u32);
 
 impl PortSpace {
     /// `RDMA_PS_IPOIB`.
-    pub(crate) const IPOIB: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_IPOIB);
+    pub const IPOIB: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_IPOIB);
     /// `RDMA_PS_IB`.
-    pub(crate) const IB: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_IB);
+    pub const IB: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_IB);
     /// `RDMA_PS_TCP`.
-    pub(crate) const TCP: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_TCP);
+    pub const TCP: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_TCP);
     /// `RDMA_PS_UDP`.
-    pub(crate) const UDP: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_UDP);
+    pub const UDP: Self = Self(sys::rdma_ucm_port_space_RDMA_PS_UDP);
 
     /// The port space numbered `raw`, if it is one.
-    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
+    pub fn from_raw(raw: u32) -> Option<Self> {
         [Self::IPOIB, Self::IB, Self::TCP, Self::UDP]
             .into_iter()
             .find(|ps| ps.0 == raw)
@@ -206,14 +199,13 @@ impl PortSpace {
 
 /// An `enum ib_cm_rej_reason` value, as `rdma_reject()` takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct RejectReason(u8);
+pub struct RejectReason(u8);
 
 impl RejectReason {
     /// `IB_CM_REJ_CONSUMER_DEFINED`.
-    pub(crate) const CONSUMER_DEFINED: Self =
-        Self::new(sys::ib_cm_rej_reason_IB_CM_REJ_CONSUMER_DEFINED);
+    pub const CONSUMER_DEFINED: Self = Self::new(sys::ib_cm_rej_reason_IB_CM_REJ_CONSUMER_DEFINED);
     /// `IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED`.
-    pub(crate) const VENDOR_OPTION_NOT_SUPPORTED: Self =
+    pub const VENDOR_OPTION_NOT_SUPPORTED: Self =
         Self::new(sys::ib_cm_rej_reason_IB_CM_REJ_VENDOR_OPTION_NOT_SUPPORTED);
 
     const fn new(raw: u32) -> Self {
@@ -223,30 +215,30 @@ impl RejectReason {
     }
 
     /// The C value.
-    pub(crate) const fn as_raw(self) -> u8 {
+    pub const fn as_raw(self) -> u8 {
         self.0
     }
 }
 
 /// The join state of a multicast join: a bit of `enum ib_sa_mc_join_states`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct JoinState(u8);
+pub struct JoinState(u8);
 
 impl JoinState {
     /// `BIT(FULLMEMBER_JOIN)`.
-    pub(crate) const FULL_MEMBER: Self = Self(1 << sys::ib_sa_mc_join_states_FULLMEMBER_JOIN);
+    pub const FULL_MEMBER: Self = Self(1 << sys::ib_sa_mc_join_states_FULLMEMBER_JOIN);
     /// `BIT(SENDONLY_FULLMEMBER_JOIN)`.
-    pub(crate) const SEND_ONLY_FULL_MEMBER: Self =
+    pub const SEND_ONLY_FULL_MEMBER: Self =
         Self(1 << sys::ib_sa_mc_join_states_SENDONLY_FULLMEMBER_JOIN);
 }
 
 /// An `enum ib_qp_state` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct QpState(u32);
+pub struct QpState(u32);
 
 impl QpState {
     /// The state numbered `raw`, if it is one (`IB_QPS_RESET` to `IB_QPS_ERR`).
-    pub(crate) fn from_raw(raw: u32) -> Option<Self> {
+    pub fn from_raw(raw: u32) -> Option<Self> {
         (raw <= sys::ib_qp_state_IB_QPS_ERR).then_some(Self(raw))
     }
 }
@@ -255,7 +247,7 @@ impl QpState {
 /// takes it: the address's own bytes, zero-padded.
 #[derive(Clone, PartialEq, Eq)]
 #[repr(C, align(8))]
-pub(crate) struct SockAddr([u8; SockAddr::SIZE]);
+pub struct SockAddr([u8; SockAddr::SIZE]);
 
 const _: () = {
     assert!(core::mem::align_of::<SockAddr>() >= core::mem::align_of::<bindings::sockaddr>());
@@ -267,10 +259,10 @@ const _: () = {
 
 impl SockAddr {
     /// Size of the storage.
-    pub(crate) const SIZE: usize = core::mem::size_of::<bindings::__kernel_sockaddr_storage>();
+    pub const SIZE: usize = core::mem::size_of::<bindings::__kernel_sockaddr_storage>();
 
     /// An address made of `bytes` (at most [`Self::SIZE`] are used), zero-padded.
-    pub(crate) fn from_bytes(bytes: &[u8]) -> Self {
+    pub fn from_bytes(bytes: &[u8]) -> Self {
         let mut ss = SockAddr([0; Self::SIZE]);
         let n = bytes.len().min(Self::SIZE);
         ss.0[..n].copy_from_slice(&bytes[..n]);
@@ -278,13 +270,13 @@ impl SockAddr {
     }
 
     /// The storage's bytes.
-    pub(crate) fn as_bytes(&self) -> &[u8; Self::SIZE] {
+    pub fn as_bytes(&self) -> &[u8; Self::SIZE] {
         &self.0
     }
 
     /// `rdma_addr_size()`: how many bytes of the storage rdma_cm reads and
     /// compares (by the family: 0 for one it does not know).
-    pub(crate) fn rdma_size(&self) -> usize {
+    pub fn rdma_size(&self) -> usize {
         let mut a = self.clone();
         // The size is read from the family; the address is only read.
         // SAFETY: `a` is a valid sockaddr_storage.
@@ -299,7 +291,7 @@ impl SockAddr {
     }
 
     /// The address family.
-    pub(crate) fn family(&self) -> u16 {
+    pub fn family(&self) -> u16 {
         u16::from_ne_bytes([self.0[0], self.0[1]])
     }
 
@@ -309,21 +301,21 @@ impl SockAddr {
 }
 
 /// A GID, as its 16 bytes.
-pub(crate) type Gid = [u8; 16];
+pub type Gid = [u8; 16];
 
 /// A path record in the 64-byte wire format.
-pub(crate) type PathRecWire = [u8; 64];
+pub type PathRecWire = [u8; 64];
 
 /// Size of a `struct sa_service_rec`, an IB service record as rdma_cm
 /// keeps it ([`RdmaCmId::read_service_recs`]).
-pub(crate) const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::sa_service_rec>();
+pub const SERVICE_REC_SIZE: usize = core::mem::size_of::<sys::sa_service_rec>();
 
 /// The object an id's events are delivered to.
 ///
 /// `'static`, like its joins: rdma_cm holds the object for as long as the
 /// id lives, and a [`CmId`] that is leaked (`mem::forget`, a reference
 /// cycle; both safe) keeps its id alive, and its events coming, forever.
-pub(crate) trait CmHandler: Send + Sync + Sized + 'static {
+pub trait CmHandler: Send + Sync + Sized + 'static {
     /// What a multicast join of the id is known by; its events carry it.
     type Join: Send + Sync + 'static;
 
@@ -366,11 +358,11 @@ pub(crate) trait CmHandler: Send + Sync + Sized + 'static {
 ///
 /// A `&RdmaCmId` points to a live `rdma_cm_id` for the reference's lifetime.
 #[repr(transparent)]
-pub(crate) struct RdmaCmId(Opaque<sys::rdma_cm_id>);
+pub struct RdmaCmId(Opaque<sys::rdma_cm_id>);
 
 /// Which of an id's two addresses.
 #[derive(Clone, Copy)]
-pub(crate) enum Side {
+pub enum Side {
     /// `route.addr.src_addr`.
     Src,
     /// `route.addr.dst_addr`.
@@ -379,7 +371,7 @@ pub(crate) enum Side {
 
 /// How a bound id's port reaches its peer, for QUERY_ROUTE.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PortProtocol {
+pub enum PortProtocol {
     /// An InfiniBand port with a subnet administrator.
     IbSa,
     /// RoCE.
@@ -391,15 +383,15 @@ pub(crate) enum PortProtocol {
 }
 
 /// Device facts of a bound id.
-pub(crate) struct DeviceInfo {
+pub struct DeviceInfo {
     /// Node GUID, as stored (network byte order).
-    pub(crate) node_guid: u64,
+    pub node_guid: u64,
     /// `ib_device->index`.
-    pub(crate) index: u32,
+    pub index: u32,
     /// Port number.
-    pub(crate) port_num: u32,
+    pub port_num: u32,
     /// P_Key, network byte order.
-    pub(crate) pkey: u16,
+    pub pkey: u16,
 }
 
 impl RdmaCmId {
@@ -430,12 +422,12 @@ impl RdmaCmId {
     }
 
     /// Whether the id is bound to a device.
-    pub(crate) fn has_device(&self) -> bool {
+    pub fn has_device(&self) -> bool {
         !self.device().is_null()
     }
 
     /// The id's QP type.
-    pub(crate) fn qp_type(&self) -> QpType {
+    pub fn qp_type(&self) -> QpType {
         // SAFETY: by the invariant the id is live (a volatile load, as in `device`).
         QpType(unsafe { (&raw const (*self.raw()).qp_type).read_volatile() })
     }
@@ -453,7 +445,7 @@ impl RdmaCmId {
     }
 
     /// The family of one of the id's addresses.
-    pub(crate) fn family(&self, side: Side) -> u16 {
+    pub fn family(&self, side: Side) -> u16 {
         let mut fam = [0u8; 2];
         self.read_addr(side, &mut fam);
         u16::from_ne_bytes(fam)
@@ -461,7 +453,7 @@ impl RdmaCmId {
 
     /// Copies the first `out.len()` bytes (at most the storage's) of one of
     /// the id's addresses.
-    pub(crate) fn read_addr(&self, side: Side, out: &mut [u8]) {
+    pub fn read_addr(&self, side: Side, out: &mut [u8]) {
         let src = self.addr_ptr(side).cast::<u8>();
         for (i, b) in out.iter_mut().take(SockAddr::SIZE).enumerate() {
             // The address is a whole `__kernel_sockaddr_storage`, `SIZE`
@@ -472,7 +464,7 @@ impl RdmaCmId {
     }
 
     /// A copy of one of the id's addresses.
-    pub(crate) fn addr(&self, side: Side) -> SockAddr {
+    pub fn addr(&self, side: Side) -> SockAddr {
         let mut ss = SockAddr([0; SockAddr::SIZE]);
         self.read_addr(side, &mut ss.0);
         ss
@@ -486,14 +478,14 @@ impl RdmaCmId {
     }
 
     /// `route.num_pri_alt_paths`, as stored.
-    pub(crate) fn num_pri_alt_paths(&self) -> i32 {
+    pub fn num_pri_alt_paths(&self) -> i32 {
         // SAFETY: by the invariant the id is live (a volatile load, as in `device`).
         unsafe { (&raw const (*self.raw()).route.num_pri_alt_paths).read_volatile() }
     }
 
     /// The number of path records the id has, at most 2
     /// (`RDMA_PRIMARY_PATH_MAX_REC_NUM`).
-    pub(crate) fn num_paths(&self) -> usize {
+    pub fn num_paths(&self) -> usize {
         usize::try_from(self.num_pri_alt_paths())
             .unwrap_or(0)
             .min(2)
@@ -516,12 +508,12 @@ impl RdmaCmId {
     }
 
     /// Path record `i` in wire format (an OPA record converted to IB first).
-    pub(crate) fn path_rec_wire(&self, i: usize) -> Option<PathRecWire> {
+    pub fn path_rec_wire(&self, i: usize) -> Option<PathRecWire> {
         let mut rec = self.path_rec(i)?;
         if rec.rec_type == sys::sa_path_rec_type_SA_PATH_REC_TYPE_OPA {
             let mut ib: sys::sa_path_rec = Default::default();
             // SAFETY: both records are valid.
-            unsafe { sys::ucma_shim_path_opa_to_ib(&mut ib, &mut rec) };
+            unsafe { sys::sa_convert_path_opa_to_ib(&mut ib, &mut rec) };
             rec = ib;
         }
         let mut wire = [0u8; 64];
@@ -531,7 +523,7 @@ impl RdmaCmId {
     }
 
     /// Device facts for QUERY replies; `None` without a device.
-    pub(crate) fn device_info(&self) -> Option<DeviceInfo> {
+    pub fn device_info(&self) -> Option<DeviceInfo> {
         let device = self.device();
         if device.is_null() {
             return None;
@@ -539,8 +531,8 @@ impl RdmaCmId {
         // SAFETY: `device` is a live ib_device while the id is bound to it.
         let (node_guid, index) = unsafe {
             (
-                sys::ucma_shim_node_guid(device),
-                sys::ucma_shim_dev_index(device),
+                sys::ib_device_node_guid(device),
+                sys::ib_device_index(device),
             )
         };
         Some(DeviceInfo {
@@ -552,28 +544,28 @@ impl RdmaCmId {
     }
 
     /// `ib_addr_get_pkey()` of the id's device address, network byte order.
-    pub(crate) fn dev_addr_pkey(&self) -> u16 {
+    pub fn dev_addr_pkey(&self) -> u16 {
         let mut dev_addr = self.dev_addr();
         // SAFETY: `dev_addr` is a valid copy of the id's.
-        unsafe { sys::ucma_shim_addr_get_pkey(&mut dev_addr) }.to_be()
+        unsafe { sys::ib_addr_get_pkey(&mut dev_addr) }.to_be()
     }
 
     /// `rdma_addr_get_dgid()` and `rdma_addr_get_sgid()` of the id's device
     /// address, as `(destination, source)`.
-    pub(crate) fn dev_addr_gids(&self) -> (Gid, Gid) {
+    pub fn dev_addr_gids(&self) -> (Gid, Gid) {
         let mut dev_addr = self.dev_addr();
         let mut dgid: sys::ib_gid = Default::default();
         let mut sgid: sys::ib_gid = Default::default();
         // SAFETY: `dev_addr` is a valid copy; the GIDs are valid locals.
         unsafe {
-            sys::ucma_shim_addr_get_dgid(&mut dev_addr, &mut dgid);
-            sys::ucma_shim_addr_get_sgid(&mut dev_addr, &mut sgid);
+            sys::rdma_addr_get_dgid(&mut dev_addr, &mut dgid);
+            sys::rdma_addr_get_sgid(&mut dev_addr, &mut sgid);
         }
         (gid_bytes(&dgid), gid_bytes(&sgid))
     }
 
     /// `rdma_read_gids()`: `(source, destination)`.
-    pub(crate) fn read_gids(&self) -> (Gid, Gid) {
+    pub fn read_gids(&self) -> (Gid, Gid) {
         let mut sgid: sys::ib_gid = Default::default();
         let mut dgid: sys::ib_gid = Default::default();
         // SAFETY: the id is live; both GIDs are valid for writes.
@@ -582,25 +574,25 @@ impl RdmaCmId {
     }
 
     /// `rdma_get_service_id()` of one of the id's addresses.
-    pub(crate) fn service_id(&self, side: Side) -> u64 {
+    pub fn service_id(&self, side: Side) -> u64 {
         // SAFETY: the id is live; the address is its own, passed as a raw
         // pointer (rdma_get_service_id only reads it).
         unsafe { sys::rdma_get_service_id(self.raw(), self.addr_ptr(side).cast()) }
     }
 
     /// How the bound id's port reaches its peer; `None` without a device.
-    pub(crate) fn port_protocol(&self) -> Option<PortProtocol> {
+    pub fn port_protocol(&self) -> Option<PortProtocol> {
         let (device, port) = (self.device(), self.port_num());
         if device.is_null() {
             return None;
         }
         // SAFETY: the device is live while the id is bound to it.
         let p = unsafe {
-            if sys::ucma_shim_cap_ib_sa(device, port) {
+            if sys::rdma_cap_ib_sa(device, port) {
                 PortProtocol::IbSa
-            } else if sys::ucma_shim_protocol_roce(device, port) {
+            } else if sys::rdma_protocol_roce(device, port) {
                 PortProtocol::Roce
-            } else if sys::ucma_shim_protocol_iwarp(device, port) {
+            } else if sys::rdma_protocol_iwarp(device, port) {
                 PortProtocol::Iwarp
             } else {
                 PortProtocol::Other
@@ -615,12 +607,12 @@ impl RdmaCmId {
     /// records' pointer and count before it copies them in: a read racing
     /// a resolution on an InfiniBand port may copy bytes not yet written,
     /// as C's QUERY does. Soft-RoCE and iWARP ids have no records.)
-    pub(crate) fn read_service_recs(&self, out: &mut [u8]) -> Option<u32> {
+    pub fn read_service_recs(&self, out: &mut [u8]) -> Option<u32> {
         // The copy, which may race the SA callback's (see above), is made by
-        // the shim, in C; it copies at most `out.len() / SERVICE_REC_SIZE`.
+        // the helper, in C; it copies at most `out.len() / SERVICE_REC_SIZE`.
         // SAFETY: the id is live; `out` has room for that many records.
         let num = unsafe {
-            sys::ucma_shim_copy_service_recs(
+            sys::rdma_copy_service_recs(
                 self.raw(),
                 out.as_mut_ptr().cast(),
                 out.len() / SERVICE_REC_SIZE,
@@ -631,40 +623,44 @@ impl RdmaCmId {
 }
 
 /// `rdma_ip2gid()`.
-pub(crate) fn ip_to_gid(addr: &SockAddr) -> Gid {
+pub fn ip_to_gid(addr: &SockAddr) -> Gid {
     let mut a = addr.clone();
     let mut gid: sys::ib_gid = Default::default();
     // SAFETY: `a` is a valid sockaddr_storage copy; `gid` is valid.
-    unsafe { sys::ucma_shim_ip2gid(a.as_mut_ptr(), &mut gid) };
+    unsafe { sys::rdma_ip2gid(a.as_mut_ptr(), &mut gid) };
     gid_bytes(&gid)
 }
 
 fn gid_bytes(g: &sys::ib_gid) -> Gid {
-    // SAFETY: a GID is 16 plain bytes.
-    unsafe { *g.raw.as_ref() }
+    const _: () = assert!(core::mem::size_of::<sys::ib_gid>() == core::mem::size_of::<Gid>());
+    // SAFETY: `union ib_gid` is 16 plain bytes (its `raw` branch; checked
+    // above), readable through `g`, and `Gid` has no alignment above 1.
+    // (Read through a cast: bindgen makes the union a Rust union or a
+    // struct of `__BindgenUnionField`s depending on what else it binds.)
+    unsafe { core::ptr::from_ref(g).cast::<Gid>().read() }
 }
 
 /// Connection parameters: for connect and accept, and as an event reports
 /// them.
-pub(crate) struct ConnParams<'a> {
+pub struct ConnParams<'a> {
     /// Private data (at most 255 bytes are sent).
-    pub(crate) private_data: &'a [u8],
+    pub private_data: &'a [u8],
     /// QP number.
-    pub(crate) qp_num: u32,
+    pub qp_num: u32,
     /// Q_Key.
-    pub(crate) qkey: u32,
+    pub qkey: u32,
     /// Whether the QP uses an SRQ.
-    pub(crate) srq: u8,
+    pub srq: u8,
     /// Responder resources.
-    pub(crate) responder_resources: u8,
+    pub responder_resources: u8,
     /// Initiator depth.
-    pub(crate) initiator_depth: u8,
+    pub initiator_depth: u8,
     /// Flow control.
-    pub(crate) flow_control: u8,
+    pub flow_control: u8,
     /// Retry count.
-    pub(crate) retry_count: u8,
+    pub retry_count: u8,
     /// RNR retry count.
-    pub(crate) rnr_retry_count: u8,
+    pub rnr_retry_count: u8,
 }
 
 impl ConnParams<'_> {
@@ -687,11 +683,11 @@ impl ConnParams<'_> {
 
 /// Enhanced connection establishment data.
 #[derive(Clone, Copy, Default)]
-pub(crate) struct Ece {
+pub struct Ece {
     /// Vendor id.
-    pub(crate) vendor_id: u32,
+    pub vendor_id: u32,
     /// Attribute modifier.
-    pub(crate) attr_mod: u32,
+    pub attr_mod: u32,
 }
 
 impl Ece {
@@ -710,7 +706,7 @@ struct Joined<J> {
 }
 
 /// The multicast joins of a [`CmId`], each with its group address.
-pub(crate) struct Joins<J> {
+pub struct Joins<J> {
     list: KVec<Joined<J>>,
 }
 
@@ -722,17 +718,17 @@ impl<J> Default for Joins<J> {
 
 impl<J> Joins<J> {
     /// Each join and its group address, in the order they were made.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (&SockAddr, &Arc<J>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&SockAddr, &Arc<J>)> {
         self.list.iter().map(|j| (&j.addr, &j.join))
     }
 
     /// Whether there are none.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
     /// The joins, without their addresses.
-    pub(crate) fn into_joins(self) -> impl Iterator<Item = Arc<J>> {
+    pub fn into_joins(self) -> impl Iterator<Item = Arc<J>> {
         self.list.into_iter().map(|j| j.join)
     }
 }
@@ -809,15 +805,16 @@ unsafe fn context_word<'a>(id: *mut sys::rdma_cm_id) -> &'a Atomic<*mut c_void> 
 ///
 /// A `&Net` points to a live `struct net` for the reference's lifetime.
 #[repr(transparent)]
-pub(crate) struct Net(Opaque<bindings::net>);
+pub struct Net(Opaque<bindings::net>);
 
 impl Net {
     /// The initial network namespace, which lives as long as the kernel.
-    #[expect(
+    // Unused by ucma_rs (dead code out of tree), the kernel crate's API in a tree.
+    #[allow(
         dead_code,
         reason = "for in-kernel users; ucma_rs creates ids of users"
     )]
-    pub(crate) fn init() -> &'static Net {
+    pub fn init() -> &'static Net {
         // SAFETY: `init_net` is a static, live for the kernel's lifetime;
         // `Net` is a transparent `Opaque<net>`, which may alias what C writes.
         unsafe { &*(&raw const bindings::init_net).cast::<Net>() }
@@ -829,11 +826,12 @@ impl Net {
     ///
     /// `ptr` points to a `struct net` that stays live for `'a` (its caller
     /// holds a reference to it, or it is the caller's own namespace).
-    #[expect(
+    // Unused by ucma_rs (dead code out of tree), the kernel crate's API in a tree.
+    #[allow(
         dead_code,
         reason = "for in-kernel users; ucma_rs creates ids of users"
     )]
-    pub(crate) unsafe fn from_raw<'a>(ptr: *mut bindings::net) -> &'a Net {
+    pub unsafe fn from_raw<'a>(ptr: *mut bindings::net) -> &'a Net {
         // SAFETY: live for `'a`, as guaranteed by the caller; `Net` is a
         // transparent `Opaque<net>`.
         unsafe { &*ptr.cast::<Net>() }
@@ -858,7 +856,7 @@ impl Net {
 /// tagged [`PENDING`]; never [`REFUSED`]. Every join in `joins` was given
 /// to `rdma_join_multicast()` as the context of its address and not left;
 /// `joins` owns a reference to each.
-pub(crate) struct CmId<H: CmHandler> {
+pub struct CmId<H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
     joins: Joins<H::Join>,
     /// Whether the id was given to rdma_cm for anything (a connect
@@ -900,16 +898,17 @@ impl<H: CmHandler> CmId<H> {
     /// `rdma_create_id()`: a new kernel id in the network namespace `net`,
     /// without a handler object: its events are ignored until
     /// [`CmId::attach`] gives it one (an id is quiet until it is used).
-    #[expect(
+    // Unused by ucma_rs (dead code out of tree), the kernel crate's API in a tree.
+    #[allow(
         dead_code,
         reason = "for in-kernel users; ucma_rs creates ids of users"
     )]
-    pub(crate) fn new(net: &Net, ps: PortSpace, qp_type: QpType) -> Result<Self> {
+    pub fn new(net: &Net, ps: PortSpace, qp_type: QpType) -> Result<Self> {
         // SAFETY: `net` is live for the call (the id takes its own
         // reference); the handler is a valid `rdma_cm_event_handler`; a
         // null context is allowed and handled by it.
         let raw = unsafe {
-            sys::ucma_shim_create_kernel_id(
+            sys::rdma_create_id(
                 net.as_ptr(),
                 Some(cm_event_handler::<H>),
                 core::ptr::null_mut(),
@@ -963,7 +962,7 @@ impl<H: CmHandler> CmId<H> {
     /// The id keeps the object alive: an object that owns its `CmId` is
     /// freed only once the id is destroyed ([`CmId::destroy`], or the
     /// `CmId` taken out of it and dropped).
-    pub(crate) fn attach(&self, handler: Arc<H>) -> Result<(), Arc<H>> {
+    pub fn attach(&self, handler: Arc<H>) -> Result<(), Arc<H>> {
         if self.used.get() {
             return Err(handler);
         }
@@ -1022,7 +1021,7 @@ impl<H: CmHandler> CmId<H> {
     /// Destroys the id now (see [`CmId`]'s `Drop`); returns the handler
     /// reference the id held and its joins, for the caller to drop outside
     /// its locks.
-    pub(crate) fn destroy(self) -> (Option<Arc<H>>, Joins<H::Join>) {
+    pub fn destroy(self) -> (Option<Arc<H>>, Joins<H::Join>) {
         let mut this = core::mem::ManuallyDrop::new(self);
         // `this` is not dropped: `close` runs once. Its `joins` are left
         // empty (no allocation to leak).
@@ -1030,14 +1029,14 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// `rdma_bind_addr()`.
-    pub(crate) fn bind_addr(&self, addr: &SockAddr) -> Result {
+    pub fn bind_addr(&self, addr: &SockAddr) -> Result {
         let mut addr = addr.clone();
         // SAFETY: `ptr` is live; `addr` is a valid sockaddr_storage.
         to_result(unsafe { sys::rdma_bind_addr(self.used_raw(), addr.as_mut_ptr()) })
     }
 
     /// `rdma_resolve_addr()`.
-    pub(crate) fn resolve_addr(&self, src: &SockAddr, dst: &SockAddr, timeout_ms: u32) -> Result {
+    pub fn resolve_addr(&self, src: &SockAddr, dst: &SockAddr, timeout_ms: u32) -> Result {
         let (mut src, mut dst) = (src.clone(), dst.clone());
         // SAFETY: `ptr` is live; both addresses are valid sockaddr_storage.
         to_result(unsafe {
@@ -1051,19 +1050,19 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// `rdma_resolve_route()`.
-    pub(crate) fn resolve_route(&self, timeout_ms: u32) -> Result {
+    pub fn resolve_route(&self, timeout_ms: u32) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_resolve_route(self.used_raw(), to_ulong(timeout_ms)) })
     }
 
     /// `rdma_listen()`.
-    pub(crate) fn listen(&self, backlog: i32) -> Result {
+    pub fn listen(&self, backlog: i32) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_listen(self.used_raw(), backlog) })
     }
 
     /// `rdma_connect_ece()`.
-    pub(crate) fn connect(&self, param: &ConnParams<'_>, ece: Ece) -> Result {
+    pub fn connect(&self, param: &ConnParams<'_>, ece: Ece) -> Result {
         let mut p = param.to_c();
         let mut e = ece.to_c();
         // SAFETY: `ptr` is live; `p` points into `param`, which outlives the call.
@@ -1071,7 +1070,7 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// `rdma_reject()`.
-    pub(crate) fn reject(&self, private_data: &[u8], reason: RejectReason) -> Result {
+    pub fn reject(&self, private_data: &[u8], reason: RejectReason) -> Result {
         let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
         // SAFETY: `ptr` is live; the private data outlives the call.
         to_result(unsafe {
@@ -1080,20 +1079,20 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// `rdma_disconnect()`.
-    pub(crate) fn disconnect(&self) -> Result {
+    pub fn disconnect(&self) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_disconnect(self.used_raw()) })
     }
 
     /// `rdma_notify()`.
-    pub(crate) fn notify(&self, event: u32) -> Result {
+    pub fn notify(&self, event: u32) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_notify(self.used_raw(), event) })
     }
 
     /// `rdma_init_qp_attr()`: the attributes for moving a QP to
     /// `qp_state`. `EINVAL` for an id without a device.
-    pub(crate) fn init_qp_attr(&self, qp_state: QpState) -> Result<QpAttr<'_>> {
+    pub fn init_qp_attr(&self, qp_state: QpState) -> Result<QpAttr<'_>> {
         // rdma_init_qp_attr() reads the id's device unchecked.
         if !self.has_device() {
             return Err(EINVAL);
@@ -1116,32 +1115,32 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// `rdma_set_service_type()`.
-    pub(crate) fn set_service_type(&self, tos: u8) {
+    pub fn set_service_type(&self, tos: u8) {
         // SAFETY: `ptr` is live.
         unsafe { sys::rdma_set_service_type(self.used_raw(), tos.into()) }
     }
 
     /// `rdma_set_reuseaddr()`.
-    pub(crate) fn set_reuseaddr(&self, on: bool) -> Result {
+    pub fn set_reuseaddr(&self, on: bool) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_set_reuseaddr(self.used_raw(), on.into()) })
     }
 
     /// `rdma_set_afonly()`.
-    pub(crate) fn set_afonly(&self, on: bool) -> Result {
+    pub fn set_afonly(&self, on: bool) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_set_afonly(self.used_raw(), on.into()) })
     }
 
     /// `rdma_set_ack_timeout()`.
-    pub(crate) fn set_ack_timeout(&self, timeout: u8) -> Result {
+    pub fn set_ack_timeout(&self, timeout: u8) -> Result {
         // SAFETY: `ptr` is live.
         to_result(unsafe { sys::rdma_set_ack_timeout(self.used_raw(), timeout) })
     }
 
     /// `rdma_set_ib_path()` with a path record in wire format (converted to
     /// OPA when the port wants OPA AHs). The id must be bound (`EINVAL`).
-    pub(crate) fn set_ib_path(&self, wire: &PathRecWire) -> Result {
+    pub fn set_ib_path(&self, wire: &PathRecWire) -> Result {
         let device = self.device();
         if device.is_null() {
             return Err(EINVAL);
@@ -1154,10 +1153,10 @@ impl<H: CmHandler> CmId<H> {
         // SAFETY: `wire` holds the 64-byte packed record; `rec` is valid.
         unsafe { sys::ib_sa_unpack_path(wire.as_mut_ptr().cast(), &mut rec) };
         // SAFETY: the id is bound, so its device is live.
-        if unsafe { sys::ucma_shim_cap_opa_ah(device, self.port_num()) } {
+        if unsafe { sys::rdma_cap_opa_ah(device, self.port_num()) } {
             let mut opa: sys::sa_path_rec = Default::default();
             // SAFETY: both records are valid.
-            unsafe { sys::ucma_shim_path_ib_to_opa(&mut opa, &mut rec) };
+            unsafe { sys::sa_convert_path_ib_to_opa(&mut opa, &mut rec) };
             rec = opa;
         }
         // SAFETY: `ptr` is live; `rec` is valid for the call.
@@ -1171,7 +1170,7 @@ impl<H: CmHandler> CmId<H> {
     /// already: `rdma_leave_multicast()` names a join by its address and
     /// tears down the first match, so a second join of one address could
     /// not be left safely.
-    pub(crate) fn join_multicast(
+    pub fn join_multicast(
         &mut self,
         addr: &SockAddr,
         join_state: JoinState,
@@ -1220,7 +1219,7 @@ impl<H: CmHandler> CmId<H> {
     /// `rdma_leave_multicast()` of `join`: afterwards no handler runs with
     /// it. Returns the id's reference to it; `None` if it is not a join of
     /// this id.
-    pub(crate) fn leave_multicast(&mut self, join: &Arc<H::Join>) -> Option<Arc<H::Join>> {
+    pub fn leave_multicast(&mut self, join: &Arc<H::Join>) -> Option<Arc<H::Join>> {
         let raw = self.used_raw();
         let list = &mut self.joins.list;
         let i = list.iter().position(|j| Arc::ptr_eq(&j.join, join))?;
@@ -1240,7 +1239,7 @@ impl<H: CmHandler> CmId<H> {
 ///
 /// `id` has a device (it had one when rdma_cm filled `attr`, and a bound id
 /// keeps its device while it lives).
-pub(crate) struct QpAttr<'a> {
+pub struct QpAttr<'a> {
     id: &'a RdmaCmId,
     attr: sys::ib_qp_attr,
     mask: c_int,
@@ -1248,17 +1247,18 @@ pub(crate) struct QpAttr<'a> {
 
 impl QpAttr<'_> {
     /// The mask of the attributes set (`enum ib_qp_attr_mask` bits).
-    pub(crate) fn mask(&self) -> u32 {
+    pub fn mask(&self) -> u32 {
         // CAST: the mask is a bit set; its u32 image, as the uAPI's.
         self.mask as u32
     }
 
     /// The attributes, for `ib_modify_qp()`.
-    #[expect(
+    // Unused by ucma_rs (dead code out of tree), the kernel crate's API in a tree.
+    #[allow(
         dead_code,
         reason = "for in-kernel users; ucma_rs hands the uverbs image on"
     )]
-    pub(crate) fn attr(&self) -> &sys::ib_qp_attr {
+    pub fn attr(&self) -> &sys::ib_qp_attr {
         &self.attr
     }
 }
@@ -1269,7 +1269,7 @@ impl QpAttr<'_> {
 /// # Invariants
 ///
 /// The handler lock of `id` is held, by this guard, until it is dropped.
-pub(crate) struct HandlerGuard<'a, H: CmHandler> {
+pub struct HandlerGuard<'a, H: CmHandler> {
     id: &'a CmId<H>,
 }
 
@@ -1283,7 +1283,7 @@ impl<H: CmHandler> Drop for HandlerGuard<'_, H> {
 impl<H: CmHandler> HandlerGuard<'_, H> {
     /// `rdma_accept_ece()` of the locked id, as rdma_cm requires of an id
     /// made by `rdma_create_user_id()`.
-    pub(crate) fn accept(&self, param: Option<&ConnParams<'_>>, ece: Ece) -> Result {
+    pub fn accept(&self, param: Option<&ConnParams<'_>>, ece: Ece) -> Result {
         let mut p = param.map(ConnParams::to_c);
         let mut e = ece.to_c();
         let pp = p
@@ -1310,7 +1310,7 @@ impl<H: CmHandler> HandlerGuard<'_, H> {
 /// `ptr` is the live id rdma_cm created for the request, with
 /// `cm_event_handler::<H>` as handler, whose connect-request handler runs
 /// for `'a`; its `context` word is still the listener's.
-pub(crate) struct ConnectRequest<'a, H: CmHandler> {
+pub struct ConnectRequest<'a, H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
     _handler: PhantomData<Arc<H>>,
     _request: PhantomData<fn(&'a ()) -> &'a ()>,
@@ -1321,7 +1321,7 @@ pub(crate) struct ConnectRequest<'a, H: CmHandler> {
 /// [`PendingAttach::refuse`]; advisory (the handler's return follows the
 /// id's `context` word, see [`ConnectRequest`]).
 #[must_use = "return it from CmHandler::connect_request"]
-pub(crate) struct ConnectOutcome<'a> {
+pub struct ConnectOutcome<'a> {
     refused: Option<Error>,
     _request: PhantomData<fn(&'a ()) -> &'a ()>,
 }
@@ -1329,14 +1329,14 @@ pub(crate) struct ConnectOutcome<'a> {
 impl ConnectOutcome<'_> {
     /// Whether the handler refused the request (or could not take it):
     /// rdma_cm destroys the new id.
-    pub(crate) fn is_refused(&self) -> bool {
+    pub fn is_refused(&self) -> bool {
         self.refused.is_some()
     }
 }
 
 impl<'a, H: CmHandler> ConnectRequest<'a, H> {
     /// The new id.
-    pub(crate) fn id(&self) -> &RdmaCmId {
+    pub fn id(&self) -> &RdmaCmId {
         // SAFETY: the new id is live while its handler runs, and `self`
         // lives no longer than the handler.
         unsafe { RdmaCmId::from_raw(self.ptr.as_ptr()) }
@@ -1344,7 +1344,7 @@ impl<'a, H: CmHandler> ConnectRequest<'a, H> {
 
     /// Refuses the request: the handler returns `err` and rdma_cm destroys
     /// the new id (`ENOMEM` makes ib_cm drop the request without a reject).
-    pub(crate) fn refuse(self, err: Error) -> ConnectOutcome<'a> {
+    pub fn refuse(self, err: Error) -> ConnectOutcome<'a> {
         ConnectOutcome {
             refused: Some(err),
             _request: PhantomData,
@@ -1353,7 +1353,7 @@ impl<'a, H: CmHandler> ConnectRequest<'a, H> {
 
     /// Takes the new id into a [`CmId`], without a handler object until
     /// the returned [`PendingAttach`] gives it one.
-    pub(crate) fn take(self) -> (CmId<H>, PendingAttach<'a, H>) {
+    pub fn take(self) -> (CmId<H>, PendingAttach<'a, H>) {
         // SAFETY: by the invariant the id is live and has our handler.
         let word = unsafe { context_word(self.ptr.as_ptr()) };
         // The listener's borrowed pointer goes: the id is pending, without
@@ -1389,7 +1389,7 @@ impl<'a, H: CmHandler> ConnectRequest<'a, H> {
 /// `cm_event_handler::<H>` as handler; it stays live for `'a` (while the
 /// request's handler runs, rdma_cm destroys it only after that handler
 /// returns, and its `CmId` does not destroy a pending id).
-pub(crate) struct PendingAttach<'a, H: CmHandler> {
+pub struct PendingAttach<'a, H: CmHandler> {
     ptr: NonNull<sys::rdma_cm_id>,
     _handler: PhantomData<Arc<H>>,
     _request: PhantomData<fn(&'a ()) -> &'a ()>,
@@ -1399,7 +1399,7 @@ impl<'a, H: CmHandler> PendingAttach<'a, H> {
     /// Makes `handler` the object the id's events go to once the request's
     /// handler has returned (the id keeps the reference until destroyed).
     /// Refused if the id's `CmId` was dropped meanwhile.
-    pub(crate) fn attach(self, handler: Arc<H>) -> ConnectOutcome<'a> {
+    pub fn attach(self, handler: Arc<H>) -> ConnectOutcome<'a> {
         // SAFETY: by the invariant the id is live for `'a`, with our handler.
         let word = unsafe { context_word(self.ptr.as_ptr()) };
         let raw = word_of(handler);
@@ -1427,7 +1427,7 @@ impl<'a, H: CmHandler> PendingAttach<'a, H> {
     /// the request's handler returns, rdma_cm keeps the id, whose events
     /// are then ignored (a used id cannot be attached); if not, the handler
     /// returns `err`.
-    pub(crate) fn refuse(self, err: Error) -> ConnectOutcome<'a> {
+    pub fn refuse(self, err: Error) -> ConnectOutcome<'a> {
         ConnectOutcome {
             refused: Some(err),
             _request: PhantomData,
@@ -1436,11 +1436,11 @@ impl<'a, H: CmHandler> PendingAttach<'a, H> {
 }
 
 /// The connected-mode parameters of an event.
-pub(crate) struct ConnEventParam<'a> {
+pub struct ConnEventParam<'a> {
     /// The parameters (the private data empty when rdma_cm gave none).
-    pub(crate) params: ConnParams<'a>,
+    pub params: ConnParams<'a>,
     /// `private_data_len` as rdma_cm reports it.
-    pub(crate) private_data_len: u8,
+    pub private_data_len: u8,
 }
 
 /// The address handle of a datagram event, borrowed from the event.
@@ -1449,7 +1449,7 @@ pub(crate) struct ConnEventParam<'a> {
 ///
 /// `attr` is the address handle of an event rdma_cm is delivering for
 /// `id`, and `id` is that event's own id.
-pub(crate) struct AhAttr<'a> {
+pub struct AhAttr<'a> {
     attr: &'a sys::rdma_ah_attr,
     /// The id the event is for, whose device the address handle came
     /// through (if it is bound).
@@ -1457,17 +1457,17 @@ pub(crate) struct AhAttr<'a> {
 }
 
 /// The datagram parameters of an event.
-pub(crate) struct UdEventParam<'a> {
+pub struct UdEventParam<'a> {
     /// QP number.
-    pub(crate) qp_num: u32,
+    pub qp_num: u32,
     /// Q_Key.
-    pub(crate) qkey: u32,
+    pub qkey: u32,
     /// The address handle.
-    pub(crate) ah_attr: AhAttr<'a>,
+    pub ah_attr: AhAttr<'a>,
     /// `private_data_len` as rdma_cm reports it.
-    pub(crate) private_data_len: u8,
+    pub private_data_len: u8,
     /// The private data (empty when rdma_cm gave none).
-    pub(crate) private_data: &'a [u8],
+    pub private_data: &'a [u8],
 }
 
 /// An rdma_cm event, borrowed for the duration of the handler.
@@ -1477,7 +1477,7 @@ pub(crate) struct UdEventParam<'a> {
 /// `ev` is an event rdma_cm is delivering to `cm_event_handler::<H>` for
 /// `id` (its own id; for a connect request, the new id), so a multicast
 /// event's context is an `Arc<H::Join>` given by [`CmId::join_multicast`].
-pub(crate) struct CmEvent<'a, H: CmHandler> {
+pub struct CmEvent<'a, H: CmHandler> {
     ev: &'a sys::rdma_cm_event,
     /// The id the event is for (for a connect request, the new id).
     id: &'a RdmaCmId,
@@ -1486,17 +1486,17 @@ pub(crate) struct CmEvent<'a, H: CmHandler> {
 
 impl<H: CmHandler> CmEvent<'_, H> {
     /// The event's kind.
-    pub(crate) fn kind(&self) -> EventType {
+    pub fn kind(&self) -> EventType {
         EventType(self.ev.event)
     }
 
     /// The event's status: a negative errno, or a reject reason.
-    pub(crate) fn status(&self) -> i32 {
+    pub fn status(&self) -> i32 {
         self.ev.status
     }
 
     /// The event's ECE.
-    pub(crate) fn ece(&self) -> Ece {
+    pub fn ece(&self) -> Ece {
         Ece {
             vendor_id: self.ev.ece.vendor_id,
             attr_mod: self.ev.ece.attr_mod,
@@ -1504,7 +1504,7 @@ impl<H: CmHandler> CmEvent<'_, H> {
     }
 
     /// Whether this is a multicast join event.
-    pub(crate) fn is_multicast(&self) -> bool {
+    pub fn is_multicast(&self) -> bool {
         matches!(
             self.kind(),
             EventType::MULTICAST_JOIN | EventType::MULTICAST_ERROR
@@ -1512,12 +1512,12 @@ impl<H: CmHandler> CmEvent<'_, H> {
     }
 
     /// For a multicast event: the join it belongs to.
-    pub(crate) fn join(&self) -> Option<ArcBorrow<'_, H::Join>> {
+    pub fn join(&self) -> Option<ArcBorrow<'_, H::Join>> {
         if !self.is_multicast() {
             return None;
         }
         // SAFETY: for multicast events rdma_cm fills the `ud` branch.
-        let ptr = unsafe { self.ev.param.ud.as_ref().private_data };
+        let ptr = unsafe { self.ud_param() }.private_data;
         if ptr.is_null() {
             return None;
         }
@@ -1526,6 +1526,29 @@ impl<H: CmHandler> CmEvent<'_, H> {
         // `Arc<H::Join>` the id keeps until leave or destroy has returned,
         // and those wait for this handler.
         Some(unsafe { ArcBorrow::from_raw(ptr.cast()) })
+    }
+
+    /// The `conn` branch of the event's parameter union.
+    ///
+    /// # Safety
+    ///
+    /// The branch must be initialised (see [`Self::conn`]).
+    unsafe fn conn_param(&self) -> &sys::rdma_conn_param {
+        // SAFETY: a union's branches begin at its start; the caller
+        // guarantees this one is initialised. (Through a cast: bindgen
+        // makes the union a Rust union or a struct of
+        // `__BindgenUnionField`s depending on what else it binds.)
+        unsafe { &*core::ptr::from_ref(&self.ev.param).cast::<sys::rdma_conn_param>() }
+    }
+
+    /// The `ud` branch of the event's parameter union.
+    ///
+    /// # Safety
+    ///
+    /// The branch must be initialised (see [`Self::conn`]).
+    unsafe fn ud_param(&self) -> &sys::rdma_ud_param {
+        // SAFETY: as in `conn_param`.
+        unsafe { &*core::ptr::from_ref(&self.ev.param).cast::<sys::rdma_ud_param>() }
     }
 
     fn private_data(&self, ptr: *const c_void, len: u8) -> &[u8] {
@@ -1538,12 +1561,12 @@ impl<H: CmHandler> CmEvent<'_, H> {
 
     /// The `conn` branch of the parameters (meaningful for ids of a
     /// connected QP type).
-    pub(crate) fn conn(&self) -> ConnEventParam<'_> {
+    pub fn conn(&self) -> ConnEventParam<'_> {
         // SAFETY: both branches of the union are plain data, and every
         // event starts zeroed before rdma_cm fills one (in 7.3's cma.c each
         // is a `= {}` local or lives in `kzalloc`ed memory), so either may
         // be read; both begin with the same private data pointer and length.
-        let c = unsafe { self.ev.param.conn.as_ref() };
+        let c = unsafe { self.conn_param() };
         ConnEventParam {
             params: ConnParams {
                 private_data: self.private_data(c.private_data, c.private_data_len),
@@ -1561,9 +1584,9 @@ impl<H: CmHandler> CmEvent<'_, H> {
     }
 
     /// The `ud` branch of the parameters (meaningful for UD ids).
-    pub(crate) fn ud(&self) -> UdEventParam<'_> {
+    pub fn ud(&self) -> UdEventParam<'_> {
         // SAFETY: as in `conn`.
-        let u = unsafe { self.ev.param.ud.as_ref() };
+        let u = unsafe { self.ud_param() };
         UdEventParam {
             qp_num: u.qp_num,
             qkey: u.qkey,

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Raw bindings to the rdma_cm API and the module's C shim.
+//! Raw bindings of the rdma_cm abstraction ([`crate::rdma_cm`]): the
+//! rdma_cm API and its helpers (`include/rdma_helpers.c`).
 //!
 //! Generated at build time by the module's own bindgen step (see `Kbuild`)
-//! from `include/ucma_bindings.h`, against the exact kernel being built for.
-//! Besides the generated code, only the byte-view traits of the plain uAPI
-//! structs that the wrappers copy whole live here (with the check that
-//! they have no padding); the safe wrappers are in `rdma_cm.rs`,
-//! `misc_device.rs`, `user_input.rs` and `ucma_main.rs`; the uAPI structs
-//! are checked against it in `abi_check.rs`.
+//! from `include/rdma_bindings.h`, against the exact kernel being built for;
+//! the helpers keep the names the kernel's `rust/helpers` give them (the
+//! `rust_helper_` prefix dropped). Besides the generated code, only the
+//! byte-view traits of the plain uAPI structs that the abstraction copies
+//! whole live here (with the check that they have no padding).
+//!
+//! In a kernel tree (`scripts/in-tree-series`) it is the kernel crate's
+//! `rdma::rdma_sys`, with the kernel's own bindings in place of the
+//! generated ones.
 
 #![allow(
     dead_code,
@@ -37,7 +41,7 @@ use pin_init::MaybeZeroable;
 
 include!(concat!(
     env!("UCMA_RS_OBJ"),
-    "/rust/ucma_bindings_generated.rs"
+    "/rust/rdma_bindings_generated.rs"
 ));
 
 /// The size of the field that `_field` borrows, which must itself be

@@ -9,24 +9,24 @@
 
 use kernel::prelude::*;
 
-use crate::rdma_sys;
+use crate::ucma_shim;
 
 /// The `max_ids_per_file` module parameter as loaded (0: no limit).
 pub(crate) fn max_ids_per_file_param() -> u32 {
     // SAFETY: reads a static integer.
-    unsafe { rdma_sys::ucma_shim_max_ids_per_file() }
+    unsafe { ucma_shim::ucma_shim_max_ids_per_file() }
 }
 
 /// The `max_events_per_file` module parameter as loaded (0: no limit).
 pub(crate) fn max_events_per_file_param() -> u32 {
     // SAFETY: reads a static integer.
-    unsafe { rdma_sys::ucma_shim_max_events_per_file() }
+    unsafe { ucma_shim::ucma_shim_max_events_per_file() }
 }
 
 /// The current `net.rdma_ucm.max_backlog`.
 pub(crate) fn max_backlog() -> i32 {
     // SAFETY: reads a static integer.
-    unsafe { rdma_sys::ucma_shim_max_backlog() }
+    unsafe { ucma_shim::ucma_shim_max_backlog() }
 }
 
 /// The `net.rdma_ucm.max_backlog` sysctl (initial network namespace),
@@ -46,7 +46,7 @@ impl Sysctl {
     pub(crate) fn register() -> Result<Self> {
         // SAFETY: registers the shim's static table, unless it is registered
         // already (then it fails and changes nothing), under the shim's lock.
-        kernel::error::to_result(unsafe { rdma_sys::ucma_shim_sysctl_register() })?;
+        kernel::error::to_result(unsafe { ucma_shim::ucma_shim_sysctl_register() })?;
         // INVARIANT: registered just above, by this call: no other `Sysctl`
         // lives (its registration would have made the call fail).
         Ok(Sysctl { _registered: () })
@@ -56,6 +56,6 @@ impl Sysctl {
 impl Drop for Sysctl {
     fn drop(&mut self) {
         // SAFETY: by the invariant the table is registered.
-        unsafe { rdma_sys::ucma_shim_sysctl_unregister() };
+        unsafe { ucma_shim::ucma_shim_sysctl_unregister() };
     }
 }

@@ -13,9 +13,9 @@
 //! `context`, `multicast`, `event`, `marshal`), which never imports this
 //! file; the abstractions that hold the rest of the `unsafe` and import
 //! nothing of the domain (`misc_device`, `rdma_cm`, `id_table`,
-//! `tagged_list`, `owned_queue`, `user_input`, `tunables`, and `rdma_sys`,
-//! the generated bindings); and `ucma_core` (shared with the host cargo
-//! build), the pure ABI logic.
+//! `tagged_list`, `owned_queue`, `user_input`, `tunables`, and `rdma_sys`
+//! and `ucma_shim`, the generated bindings); and `ucma_core` (shared with
+//! the host cargo build), the pure ABI logic.
 
 use kernel::{
     fs::File,
@@ -58,12 +58,22 @@ mod memcg;
 mod misc_device;
 mod multicast;
 mod owned_queue;
-mod rdma_cm;
-mod rdma_sys;
 mod tagged_list;
 mod tunables;
 mod ucma_file;
+mod ucma_shim;
 mod user_input;
+
+// The rdma_cm abstraction: the module's own out of tree (its API is `pub`,
+// as the kernel crate's is), the kernel crate's `kernel::rdma::cm` in a
+// kernel tree (Kbuild, scripts/in-tree-series).
+#[cfg(not(ucma_in_tree))]
+#[allow(unreachable_pub)]
+mod rdma_cm;
+#[cfg(not(ucma_in_tree))]
+mod rdma_sys;
+#[cfg(ucma_in_tree)]
+use kernel::rdma::cm as rdma_cm;
 
 /// The pure core, shared with the host `cargo test` build of `ucma_core/`.
 // Its `pub` items exist for the host tests; not all are used by the module.
@@ -216,7 +226,7 @@ fn misc_options() -> MiscDeviceOptions {
         .nodename(NODE_NAME)
         .mode(NODE_MODE);
     // SAFETY: the shim returns its static, NULL-terminated array of groups.
-    unsafe { opts.groups(rdma_sys::ucma_shim_misc_groups()) }
+    unsafe { opts.groups(ucma_shim::ucma_shim_misc_groups()) }
 }
 
 /// Fails with `EBUSY`, and says why, if another `rdma_cm` misc device (the
@@ -235,7 +245,7 @@ fn ensure_name_free() -> Result {
 /// write()-command interface requires.
 fn safe_file_access(file: &WriteFile<'_>) -> bool {
     // SAFETY: `file` is valid while borrowed; the check only reads it.
-    unsafe { rdma_sys::ucma_shim_safe_file_access(file.as_ptr()) }
+    unsafe { ucma_shim::ucma_shim_safe_file_access(file.as_ptr()) }
 }
 
 /// The `rdma_cm` ib_client, in a module of its own: its value is made only
@@ -244,7 +254,7 @@ fn safe_file_access(file: &WriteFile<'_>) -> bool {
 mod ib_client {
     use kernel::prelude::*;
 
-    use crate::rdma_sys;
+    use crate::ucma_shim;
 
     /// The `rdma_cm` ib_client: answers netlink chardev discovery with the
     /// misc device and ABI 4.
@@ -268,7 +278,7 @@ mod ib_client {
             // SAFETY: `dev` is valid until `drop`, which unregisters the
             // client, as guaranteed by the caller; the shim refuses a second
             // registration, under its lock, and changes nothing then.
-            kernel::error::to_result(unsafe { rdma_sys::ucma_shim_client_register(dev) })?;
+            kernel::error::to_result(unsafe { ucma_shim::ucma_shim_client_register(dev) })?;
             // INVARIANT: registered just above, by this call: no other
             // `IbClient` lives (its registration would have made the call
             // fail).
@@ -279,7 +289,7 @@ mod ib_client {
     impl Drop for IbClient {
         fn drop(&mut self) {
             // SAFETY: by the type invariant the client is registered.
-            unsafe { rdma_sys::ucma_shim_client_unregister() };
+            unsafe { ucma_shim::ucma_shim_client_unregister() };
         }
     }
 }

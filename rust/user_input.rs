@@ -97,19 +97,19 @@ pub(crate) fn write_user_prefix<T: IntoBytes + Immutable>(
     write_user(dst, &b[..len.min(b.len())])
 }
 
-use crate::rdma_sys;
+use crate::ucma_shim;
 
 /// `array_index_nospec(index, size)`: `index` if it is below `size`, else 0,
 /// also under speculation. Callers check `index < size` first.
 pub(crate) fn index_nospec(index: u32, size: u32) -> u32 {
     // SAFETY: a pure function of its arguments.
-    unsafe { rdma_sys::ucma_shim_index_nospec(index, size) }
+    unsafe { ucma_shim::ucma_shim_index_nospec(index, size) }
 }
 
 /// `KMALLOC_MAX_SIZE` of the running kernel: the largest `memdup_user`.
 pub(crate) fn kmalloc_max_size() -> usize {
     // SAFETY: returns a constant.
-    unsafe { rdma_sys::ucma_shim_kmalloc_max_size() }
+    unsafe { ucma_shim::ucma_shim_kmalloc_max_size() }
 }
 
 /// A copy of user memory in a `kmalloc` buffer, freed on drop.
@@ -130,7 +130,7 @@ impl UserBuffer {
         // SAFETY: the shim checks the user range itself (copy_from_user); it
         // returns a kmalloc'd buffer of `len` bytes or an error pointer.
         let p = from_err_ptr(unsafe {
-            rdma_sys::ucma_shim_memdup_user_account(src.as_const_ptr(), len)
+            ucma_shim::ucma_shim_memdup_user_account(src.as_const_ptr(), len)
         })?;
         // INVARIANT: a fresh buffer of `len` bytes copied from userspace
         // (a zero-length copy is ZERO_SIZE_PTR, non-null, never read).

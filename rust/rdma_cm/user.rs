@@ -30,6 +30,7 @@ use kernel::{
     },
 };
 
+use super::sys;
 use super::{
     cm_event_handler,
     AhAttr,
@@ -42,19 +43,18 @@ use super::{
     RdmaCmId,
     SERVICE_REC_SIZE, //
 };
-use crate::rdma_sys as sys;
 
 /// The image of a `struct ib_uverbs_qp_attr`.
-pub(crate) type UverbsQpAttr = [u8; core::mem::size_of::<sys::ib_uverbs_qp_attr>()];
+pub type UverbsQpAttr = [u8; core::mem::size_of::<sys::ib_uverbs_qp_attr>()];
 
 /// The image of a `struct ib_uverbs_ah_attr`.
-pub(crate) type UverbsAhAttr = [u8; core::mem::size_of::<sys::ib_uverbs_ah_attr>()];
+pub type UverbsAhAttr = [u8; core::mem::size_of::<sys::ib_uverbs_ah_attr>()];
 
 /// The image of a `struct ib_user_path_rec`.
-pub(crate) type UserPathRec = [u8; core::mem::size_of::<sys::ib_user_path_rec>()];
+pub type UserPathRec = [u8; core::mem::size_of::<sys::ib_user_path_rec>()];
 
 /// The image of a `struct rdma_ucm_ib_service`.
-pub(crate) type IbServiceImage = [u8; core::mem::size_of::<sys::rdma_ucm_ib_service>()];
+pub type IbServiceImage = [u8; core::mem::size_of::<sys::rdma_ucm_ib_service>()];
 
 // C copies the kernel's service records as the uAPI's, byte for byte.
 const _: () = assert!(core::mem::size_of::<sys::ib_user_service_rec>() == SERVICE_REC_SIZE);
@@ -74,12 +74,12 @@ impl<H: CmHandler> CmId<H> {
     /// [`CmId::attach`] gives it one (an id is quiet until it is used).
     /// `ESRCH` from a task that has left its namespaces (exiting, closing
     /// the files it left open).
-    pub(crate) fn new_user(ps: PortSpace, qp_type: QpType) -> Result<Self> {
+    pub fn new_user(ps: PortSpace, qp_type: QpType) -> Result<Self> {
         // SAFETY: the handler is a valid `rdma_cm_event_handler`; a null
-        // context is allowed and handled by it. The shim checks the calling
+        // context is allowed and handled by it. The helper checks the calling
         // task's namespaces, which rdma_create_user_id() dereferences.
         let raw = unsafe {
-            sys::ucma_shim_create_user_id(
+            sys::rdma_create_user_id_checked(
                 Some(cm_event_handler::<H>),
                 core::ptr::null_mut(),
                 ps.0,
@@ -94,7 +94,7 @@ impl<H: CmHandler> CmId<H> {
     /// Takes the id's handler lock: no event handler runs for it until the
     /// guard is dropped. (Taken by the handler of the id itself, a connect
     /// request's included, it deadlocks.)
-    pub(crate) fn lock_handler(&self) -> HandlerGuard<'_, H> {
+    pub fn lock_handler(&self) -> HandlerGuard<'_, H> {
         // SAFETY: `ptr` is live.
         unsafe { sys::rdma_lock_handler(self.used_raw()) };
         // INVARIANT: the lock was taken above; the guard releases it.
@@ -102,7 +102,7 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// `rdma_resolve_ib_service()` with a `struct rdma_ucm_ib_service` image.
-    pub(crate) fn resolve_ib_service(&self, ibs: &IbServiceImage) -> Result {
+    pub fn resolve_ib_service(&self, ibs: &IbServiceImage) -> Result {
         let mut svc = sys::rdma_ucm_ib_service::from_bytes_copy(ibs).ok_or(EINVAL)?;
         // SAFETY: `ptr` is live; `svc` is valid for the call.
         to_result(unsafe { sys::rdma_resolve_ib_service(self.used_raw(), &mut svc) })
@@ -111,7 +111,11 @@ impl<H: CmHandler> CmId<H> {
 
 impl RdmaCmId {
     /// Path record `i` as `ib_copy_path_rec_to_user()` writes it.
-    pub(crate) fn user_path_rec(&self, i: usize) -> Option<UserPathRec> {
+    // Inline: ib_copy_*_to_user() are ib_uverbs's (a module even where
+    // rdma_cm is built in), so in a kernel tree their callers are compiled
+    // into the module that uses them, not into the kernel crate.
+    #[inline]
+    pub fn user_path_rec(&self, i: usize) -> Option<UserPathRec> {
         let mut rec = self.path_rec(i)?;
         let mut up: sys::ib_user_path_rec = Default::default();
         // SAFETY: both records are valid locals.
@@ -123,7 +127,11 @@ impl RdmaCmId {
 impl QpAttr<'_> {
     /// The attributes as `ib_copy_qp_attr_to_user()` writes them for
     /// uverbs (the mask included).
-    pub(crate) fn to_uverbs(&self) -> UverbsQpAttr {
+    // Inline: ib_copy_*_to_user() are ib_uverbs's (a module even where
+    // rdma_cm is built in), so in a kernel tree their callers are compiled
+    // into the module that uses them, not into the kernel crate.
+    #[inline]
+    pub fn to_uverbs(&self) -> UverbsQpAttr {
         let mut resp = sys::ib_uverbs_qp_attr {
             qp_attr_mask: self.mask(),
             ..Default::default()
@@ -139,7 +147,11 @@ impl QpAttr<'_> {
 impl AhAttr<'_> {
     /// The address handle as `ib_copy_ah_attr_to_user()` writes it,
     /// converted with the device of the event's id.
-    pub(crate) fn to_uverbs(&self) -> UverbsAhAttr {
+    // Inline: ib_copy_*_to_user() are ib_uverbs's (a module even where
+    // rdma_cm is built in), so in a kernel tree their callers are compiled
+    // into the module that uses them, not into the kernel crate.
+    #[inline]
+    pub fn to_uverbs(&self) -> UverbsAhAttr {
         let mut ah: sys::ib_uverbs_ah_attr = Default::default();
         let src = core::ptr::from_ref(self.attr).cast_mut();
         // SAFETY: the device is that of the event's id, live while the

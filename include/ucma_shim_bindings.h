@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Input of the module's own bindgen step (see Kbuild): the rdma_cm API and
- * the C shim, generated against the exact kernel the module is built for.
+ * Input of the module's bindgen step for its C shim (see Kbuild), with the
+ * uAPI structs (and struct sockaddr_ib) rust/abi_check.rs compares
+ * ucma_core's with, as the kernel being built for declares them.
  */
 #include <rdma/ib.h>
-#include <rdma/ib_cm.h>
-#include <rdma/ib_marshall.h>
-#include <rdma/ib_sa.h>
-#include <rdma/rdma_cm.h>
-#include <rdma/rdma_cm_ib.h>
+#include <rdma/ib_user_sa.h>
+#include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_cm.h>
 
 #include "ucma_shim.h"
