@@ -9,7 +9,9 @@
  * (CONFIG_FAULT_INJECTION_STACKTRACE_FILTER, in debug.config) to
  * allocations made while the uCMA module's event handler is on the stack:
  * require-start/require-end span that one function (ucma_rs's
- * rdma_cm::handle_event, which cm_event_handler calls once its coverage
+ * rdma_cm::handle_event, or kernel::rdma::cm::handle_event in a module
+ * built in a kernel tree: generic, it is the module's code either way;
+ * which cm_event_handler calls once its coverage
  * section, whose buffer kcov may allocate, is open; the C module's
  * ucma_event_handler), found in
  * /proc/kallsyms. Failing every kworker allocation instead (task-filter)
@@ -159,7 +161,8 @@ static int handler_range(unsigned long long *start, unsigned long long *end)
 			    (strcmp(mod, "ucma_rs") && strcmp(mod, "rdma_ucm")))
 				continue;
 			if (pass == 0 &&
-			    ((!strcmp(mod, "ucma_rs") && strstr(name, "7rdma_cm12handle_event")) ||
+			    ((!strcmp(mod, "ucma_rs") && (strstr(name, "7rdma_cm12handle_event") ||
+							  strstr(name, "4rdma2cm12handle_event"))) ||
 			     (!strcmp(mod, "rdma_ucm") && !strcmp(name, "ucma_event_handler"))))
 				*start = addr;
 			if (pass == 1 && *start && addr > *start && (!*end || addr < *end))
