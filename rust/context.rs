@@ -30,6 +30,7 @@ use kernel::{
     sync::{
         atomic::{
             ordering::{
+                Acquire,
                 Relaxed,
                 Release, //
             },
@@ -326,6 +327,9 @@ pub(crate) struct Context {
     /// Made by a connect request (the passive side of a connection), not by
     /// CREATE_ID.
     pub(crate) passive: bool,
+    /// Set once rdma_cm has reported CONNECT_RESPONSE (the peer's reply to
+    /// this id's CONNECT), before the event is queued.
+    connect_reply: Atomic<bool>,
     /// Links of the file's listener list.
     #[pin]
     listener_links: ListLinks<1>,
@@ -412,6 +416,7 @@ impl Context {
             requests_queued: Atomic::new(0),
             id_state: Atomic::new(id_state as i32),
             passive,
+            connect_reply: Atomic::new(false),
             joins: Atomic::new(0),
             closed: Atomic::new(false),
             kcov,
@@ -423,6 +428,19 @@ impl Context {
             listener_tracker <- AtomicTracker::new(),
             listener_tag: ListTag::new(),
         })
+    }
+
+    /// Whether ACCEPT and REJECT may reach rdma_cm for this id: it is the
+    /// passive side of a connect request, or the active side once rdma_cm
+    /// has reported the peer's reply (CONNECT_RESPONSE). Before that reply
+    /// rdma_cm has nothing to answer, and its attempt leaves the connect
+    /// half torn down: on IB/RoCE ib_cm's reject resets the id to idle but
+    /// leaves its REQ MAD posted, so the id's destroy waits out the MAD's
+    /// retries (over a minute); on iWARP iw_cm's refusal clears the flag
+    /// that makes the destroy wait for the MPA reply, and the destroy hits
+    /// iw_cm's `BUG()` (`Documentation/abi.rst`).
+    pub(crate) fn may_answer_connect(&self) -> bool {
+        self.passive || self.connect_reply.load(Acquire)
     }
 
     /// The file the context belongs to now.
@@ -914,6 +932,9 @@ impl CmHandler for Context {
         let ctx: Arc<Context> = ctx.into();
         if let Some(s) = IdState::after(ev.kind()) {
             ctx.set_state(s);
+        }
+        if ev.kind() == EventType::CONNECT_RESPONSE {
+            ctx.connect_reply.store(true, Release);
         }
         // Events of a connect request's child are dropped until ACCEPT sets
         // its uid; accept will just fail later.

@@ -127,6 +127,8 @@ impl EventType {
     pub const ROUTE_RESOLVED: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_RESOLVED);
     /// `RDMA_CM_EVENT_ROUTE_ERROR`.
     pub const ROUTE_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_ROUTE_ERROR);
+    /// `RDMA_CM_EVENT_CONNECT_RESPONSE`.
+    pub const CONNECT_RESPONSE: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_RESPONSE);
     /// `RDMA_CM_EVENT_CONNECT_ERROR`.
     pub const CONNECT_ERROR: Self = Self(sys::rdma_cm_event_type_RDMA_CM_EVENT_CONNECT_ERROR);
     /// `RDMA_CM_EVENT_UNREACHABLE`.

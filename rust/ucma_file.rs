@@ -81,7 +81,6 @@ use crate::{
         CmId,
         EventType,
         JoinState,
-        PortProtocol,
         PortSpace,
         QpState,
         QpType,
@@ -882,11 +881,9 @@ impl UcmaFile {
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
         let cm = st.cm_id_dev()?;
-        // On iWARP only the passive side accepts. iw_cm refuses the active
-        // side too (EINVAL), but in doing so clears the flag that makes a
-        // destroy of the connecting id wait for the peer's reply, and that
-        // destroy then hits iw_cm's BUG() (Documentation/abi.rst).
-        if !ctx.passive && cm.port_protocol() == Some(PortProtocol::Iwarp) {
+        // The errno rdma_cm gives it, without the half-done reject that
+        // follows in rdma_accept() (see may_answer_connect()).
+        if !ctx.may_answer_connect() {
             return Err(EINVAL);
         }
         let ece = marshal::ece(&cmd.ece);
@@ -921,10 +918,21 @@ impl UcmaFile {
             _ => return Err(EINVAL),
         };
         let len = usize::from(cmd.private_data_len).min(cmd.private_data.len());
-        let rejected = |s| (s == IdState::Connecting).then_some(IdState::Disconnected);
-        self.on_cm_to(cmd.id, true, rejected, |cm| {
-            cm.reject(&cmd.private_data[..len], reason)
-        })
+        let ctx = Context::lookup(self, cmd.id)?;
+        let st = ctx.state.lock();
+        let cm = st.cm_id_dev()?;
+        // C passes a REJECT of a connecting active id on; ib_cm then leaves
+        // its REQ pending, and iw_cm its destroy unguarded (see
+        // may_answer_connect(), Documentation/abi.rst).
+        if !ctx.may_answer_connect() {
+            return Err(EINVAL);
+        }
+        let from = ctx.id_state();
+        cm.reject(&cmd.private_data[..len], reason)?;
+        if from == IdState::Connecting {
+            ctx.command_done(from, IdState::Disconnected);
+        }
+        Ok(())
     }
 
     fn disconnect(&self, p: UserPtr) -> Result {

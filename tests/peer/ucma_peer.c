@@ -14,8 +14,9 @@
  *     route to it (rdma_cm's netevent notifier);
  *   - ADDR_CHANGE when an active-backup bond under an rxe device fails
  *     over to a slave with another MAC (NETDEV_BONDING_FAILOVER);
- *   - an iWARP client's connect still waiting for the MPA reply, where
- *     ACCEPT on it must not let its destroy stop waiting (iw_cm's BUG).
+ *   - a client's connect still waiting for the peer's reply, where ACCEPT
+ *     or REJECT on it must not leave its destroy to iw_cm's BUG (iWARP) or
+ *     to the REQ's retries (RoCE).
  *
  * ROUTE_ERROR is not among them: in 7.3 only an IB SA path query reports it
  * (cma_query_handler()); on RoCE and iWARP a route resolution fails before
@@ -501,17 +502,27 @@ TEST_F_TIMEOUT(peer, connect_disconnect_siw, 30)
 }
 
 /*
- * ACCEPT on the active side of an iWARP connection while it waits for the
- * peer's MPA reply: EINVAL with either module. In the C module the call
- * reaches iw_cm_accept(), which fails but clears the id's connect-wait
- * flag, so the client's DESTROY_ID no longer waits for the reply and finds
- * the iw_cm id in CONN_SENT: "kernel BUG at drivers/infiniband/core/
- * iwcm.c:427" (destroy_cm_id()). ucma_rs refuses ACCEPT on an iWARP id
- * that no connect request made (Documentation/abi.rst): the destroy waits
- * for the peer's REJECT, sent a second later, and returns. Never run
- * against the C module (the BUG would take the guest down):
- * "ucma_peer --c-iw-bug-demo" shows it.
+ * ACCEPT or REJECT on the active side of a connection whose CONNECT waits
+ * for the peer's reply (the peer's listener holds the request, unanswered):
+ * EINVAL, and the client's DESTROY_ID returns within ANSWER_DESTROY_MS.
+ * ucma_rs refuses both until rdma_cm has reported CONNECT_RESPONSE
+ * (Documentation/abi.rst). The C module passes them on, with two outcomes
+ * no user should be able to cause:
+ *
+ *   - iWARP: iw_cm_accept() and iw_cm_reject() fail (EINVAL) but clear the
+ *     id's connect-wait flag, so the client's DESTROY_ID no longer waits for
+ *     the MPA reply and finds the iw_cm id in CONN_SENT: "kernel BUG at
+ *     drivers/infiniband/core/iwcm.c:427" (destroy_cm_id());
+ *   - RoCE: ib_cm's reject (REJECT answers 0; ACCEPT's failed REP or RTU
+ *     is followed by one) resets the id to idle but leaves its REQ MAD
+ *     posted, so the DESTROY_ID waits out the MAD's retries: over a minute.
+ *
+ * On iWARP the destroy waits for the peer's REJECT, sent a second later.
+ * Never run against the C module: "ucma_peer --c-answer-demo CASE" runs a
+ * case whichever module is loaded (iWARP with the C module: the BUG).
  */
+#define ANSWER_DESTROY_MS 5000
+
 struct late_reject {
 	int fd;
 	uint32_t id;
@@ -530,30 +541,43 @@ static void *reject_late(void *arg)
 	return NULL;
 }
 
-static void accept_on_connecting_iwarp_id(const char *name, int demo)
+static long monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static void answer_connecting_id(enum transport t, int reject, const char *name, int demo)
 {
 	int fp = ucma_dev_open(), fc = ucma_dev_open(), rejecting = 0;
+	const char *what = reject ? "REJECT" : "ACCEPT";
 	struct rdma_ucm_event_resp ev;
 	uint32_t l = ~0u, c, child = ~0u;
 	struct late_reject lr;
 	struct sockaddr_in a;
 	pthread_t rejecter;
-	long r;
+	long r, t0, ms;
 
-	if (peer_listen(fp, sides[IWARP].ip, &a, &l) == 0) {
+	if (peer_listen(fp, sides[t].ip, &a, &l) == 0) {
 		if (client_to(fc, &a, &c) == 0) {
-			if (connect_id(fc, c, sides[IWARP].here.qp[3]->qp_num))
+			if (connect_id(fc, c, sides[t].here.qp[3]->qp_num))
 				fail("CONNECT: %s", strerror(errno));
 			else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0)
 				child = ev.id;
 			if (!failed_step) {
 				errno = 0;
-				r = accept_id(fc, c, sides[IWARP].here.qp[3]->qp_num, 1);
+				r = reject ? reject_pd(fc, c, "ucma-peer: no") :
+					     accept_id(fc, c, sides[t].here.qp[3]->qp_num, 1);
+				if (demo)
+					printf("# %s of the connecting client: %ld (%s)\n", what, r,
+					       strerror(errno));
 				if (r != -1 || errno != EINVAL)
-					fail("the client's ACCEPT: %ld (%s), wanted EINVAL", r,
+					fail("the client's %s: %ld (%s), wanted EINVAL", what, r,
 					     strerror(errno));
 			}
-			if (!failed_step) {
+			if ((!failed_step || demo) && t == IWARP && child != ~0u) {
 				/* The reply the destroy below waits for. */
 				lr = (struct late_reject){ .fd = fp, .id = child };
 				rejecting = !pthread_create(&rejecter, NULL, reject_late, &lr);
@@ -561,8 +585,14 @@ static void accept_on_connecting_iwarp_id(const char *name, int demo)
 					fail("pthread_create");
 			}
 			if (demo)
-				printf("# c-iw-bug-demo: DESTROY_ID of the client now\n");
+				printf("# DESTROY_ID of the client now\n");
+			t0 = monotonic_ms();
 			destroy_or_fail(fc, c, "client");
+			ms = monotonic_ms() - t0;
+			printf("# %s: the client's DESTROY_ID took %ld ms\n", name, ms);
+			if (!failed_step && ms > ANSWER_DESTROY_MS)
+				fail("the client's DESTROY_ID took %ld ms (at most %d)", ms,
+				     ANSWER_DESTROY_MS);
 			if (rejecting) {
 				pthread_join(rejecter, NULL);
 				if (!failed_step && lr.ret)
@@ -573,14 +603,53 @@ static void accept_on_connecting_iwarp_id(const char *name, int demo)
 	peer_case_end(fp, fc, l, child, name);
 }
 
-TEST_F_TIMEOUT(peer, accept_on_connecting_iwarp_id, 30)
-{
-	ktap_header(1);
-	if (c_module_loaded()) {
-		ktap_skipped(__func__, "C module: kernel BUG at iwcm.c:427, see abi.rst");
-		return;
+#define ANSWER_CASE(cmd, tr, t, reject, c_why)				\
+	TEST_F_TIMEOUT(peer, cmd##_on_connecting_##tr##_id, 30)		\
+	{								\
+		ktap_header(1);						\
+		if (c_module_loaded()) {				\
+			ktap_skipped(__func__, "C module: " c_why ", see abi.rst"); \
+			return;						\
+		}							\
+		answer_connecting_id(t, reject, __func__, 0);		\
 	}
-	accept_on_connecting_iwarp_id(__func__, 0);
+
+ANSWER_CASE(accept, iwarp, IWARP, 0, "kernel BUG at iwcm.c:427")
+ANSWER_CASE(reject, iwarp, IWARP, 1, "kernel BUG at iwcm.c:427")
+ANSWER_CASE(accept, rxe, ROCE, 0, "the destroy waits out the REQ's retries")
+ANSWER_CASE(reject, rxe, ROCE, 1, "the destroy waits out the REQ's retries")
+
+/*
+ * The active side's REJECT once the peer's reply is in (CONNECT_RESPONSE,
+ * RoCE): librdmacm sends it when it cannot move its QP to RTR or RTS. 0,
+ * and the peer's child gets REJECTED (consumer defined) with the private
+ * data.
+ */
+TEST_F_TIMEOUT(peer, reject_after_connect_response_rxe, 30)
+{
+	int fp = ucma_dev_open(), fc = ucma_dev_open();
+	struct rdma_ucm_event_resp ev;
+	uint32_t l = ~0u, c, child = ~0u;
+	struct sockaddr_in a;
+
+	ktap_header(1);
+	if (peer_listen(fp, sides[ROCE].ip, &a, &l) == 0 && client_to(fc, &a, &c) == 0) {
+		if (connect_id(fc, c, sides[ROCE].here.qp[3]->qp_num))
+			fail("CONNECT: %s", strerror(errno));
+		else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0)
+			child = ev.id;
+		if (!failed_step && accept_id(fp, child, sides[ROCE].peer.qp[3]->qp_num, 1))
+			fail("the peer's ACCEPT: %s", strerror(errno));
+		if (!failed_step)
+			expect(fc, "client", EV_CONNECT_RESPONSE, 0, NULL, 10000);
+		if (!failed_step && reject_pd(fc, c, "ucma-peer: no rtr"))
+			fail("the client's REJECT: %s", strerror(errno));
+		if (!failed_step && expect(fp, "peer", EV_REJECTED, IB_CM_REJ_CONSUMER_DEFINED,
+					   &ev, 10000) == 0)
+			expect_pd(&ev, "peer", "ucma-peer: no rtr");
+		destroy_or_fail(fc, c, "client");
+	}
+	peer_case_end(fp, fc, l, child, __func__);
 }
 
 /* --- the peer's MAC changes --- */
@@ -788,15 +857,19 @@ static void peer_init(void)
 
 /*
  * Usage: ucma_peer [WORD...]: every case, or those whose name contains a
- * WORD. "ucma_peer --c-iw-bug-demo" runs accept_on_connecting_iwarp_id()
- * whichever module is loaded (with the C module: the kernel BUG).
+ * WORD. "ucma_peer --c-answer-demo {accept,reject}_{iwarp,rxe}" runs
+ * answer_connecting_id() whichever module is loaded (with the C module:
+ * the kernel BUG on iWARP, a destroy of over a minute on RoCE).
  */
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "--c-iw-bug-demo")) {
+	if (argc == 3 && !strcmp(argv[1], "--c-answer-demo")) {
+		int reject = !strncmp(argv[2], "reject", 6);
+		enum transport t = strstr(argv[2], "iwarp") ? IWARP : ROCE;
+
 		peer_init();
 		ktap_header(1);
-		accept_on_connecting_iwarp_id("c_iw_bug_demo", 1);
+		answer_connecting_id(t, reject, argv[2], 1);
 		return ktap_finish();
 	}
 	return harness_main(argc, argv, 0, peer_init);
