@@ -324,12 +324,11 @@ pub(crate) struct Context {
     list_tracker: AtomicTracker,
     /// Which file's list holds the context (see `TaggedList`).
     pub(crate) list_tag: ListTag,
-    /// Made by a connect request (the passive side of a connection), not by
-    /// CREATE_ID.
-    pub(crate) passive: bool,
-    /// Set once rdma_cm has reported CONNECT_RESPONSE (the peer's reply to
-    /// this id's CONNECT), before the event is queued.
-    connect_reply: Atomic<bool>,
+    /// Whether ACCEPT and REJECT may reach rdma_cm (see
+    /// [`Context::may_answer_connect`]): set from the start for a connect
+    /// request's child (the passive side), and on the active side once
+    /// rdma_cm has reported CONNECT_RESPONSE, before the event is queued.
+    answers_connect: Atomic<bool>,
     /// Links of the file's listener list.
     #[pin]
     listener_links: ListLinks<1>,
@@ -415,8 +414,7 @@ impl Context {
             backlog_limit: Atomic::new(0),
             requests_queued: Atomic::new(0),
             id_state: Atomic::new(id_state as i32),
-            passive,
-            connect_reply: Atomic::new(false),
+            answers_connect: Atomic::new(passive),
             joins: Atomic::new(0),
             closed: Atomic::new(false),
             kcov,
@@ -440,7 +438,7 @@ impl Context {
     /// that makes the destroy wait for the MPA reply, and the destroy hits
     /// iw_cm's `BUG()` (`Documentation/abi.rst`).
     pub(crate) fn may_answer_connect(&self) -> bool {
-        self.passive || self.connect_reply.load(Acquire)
+        self.answers_connect.load(Acquire)
     }
 
     /// The file the context belongs to now.
@@ -934,7 +932,7 @@ impl CmHandler for Context {
             ctx.set_state(s);
         }
         if ev.kind() == EventType::CONNECT_RESPONSE {
-            ctx.connect_reply.store(true, Release);
+            ctx.answers_connect.store(true, Release);
         }
         // Events of a connect request's child are dropped until ACCEPT sets
         // its uid; accept will just fail later.
