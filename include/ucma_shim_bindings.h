@@ -12,7 +12,9 @@
 #include "ucma_shim.h"
 
 /*
- * The flags of an allocation made on a user's behalf (rust/memcg.rs): a
- * macro for C, a constant bindgen can emit. Never compiled as C.
+ * The flags of an allocation made on a user's behalf (rust/memcg.rs), in
+ * a command and in the event handler: macros for C, constants bindgen can
+ * emit. Never compiled as C.
  */
 const gfp_t UCMA_GFP_ACCOUNTED = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL;
+const gfp_t UCMA_GFP_ACCOUNTED_NORETRY = GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN;

@@ -58,8 +58,9 @@ use crate::{
     kcov::KcovHandle,
     marshal::event_resp,
     memcg::{
+        HandlerGfp, //
         GFP_ACCOUNTED,
-        GFP_ACCOUNTED_RAW, //
+        GFP_ACCOUNTED_RAW,
     },
     multicast::Multicast,
     rdma_cm::{
@@ -733,7 +734,7 @@ impl Context {
         let file = listener.file();
         // What is allocated for the request is charged to the listener's
         // file's opener (this runs in a kernel worker).
-        file.charged(|| Self::queue_connect_request(listener, req, ev, &file))
+        file.charged(|gfp| Self::queue_connect_request(listener, req, ev, &file, gfp))
     }
 
     /// [`Self::try_connect_request`] once `file`, the listener's file, is
@@ -743,8 +744,9 @@ impl Context {
         req: ConnectRequest<'a, Context>,
         ev: &CmEvent<'_, Context>,
         file: &Arc<UcmaFile>,
+        gfp: HandlerGfp,
     ) -> ConnectOutcome<'a> {
-        let r = match file.device.contexts.lock().reserve(GFP_ACCOUNTED_RAW) {
+        let r = match file.device.contexts.lock().reserve(gfp.raw) {
             Ok(r) => r,
             Err(_) => return req.refuse(ENOMEM),
         };
@@ -759,7 +761,7 @@ impl Context {
         let (cm_id, pending) = req.take();
         let built = Arc::pin_init(
             Context::new(r.id(), file.clone(), 0, qp_type, cm_id, IdState::Connecting),
-            GFP_ACCOUNTED,
+            gfp.flags,
         )
         .and_then(|child| {
             Ok((
@@ -767,6 +769,7 @@ impl Context {
                     listener.clone(),
                     EventKind::ConnectRequest(child.clone()),
                     resp,
+                    gfp.flags,
                 )?,
                 child,
             ))
@@ -884,7 +887,7 @@ impl Context {
             return Err(EINVAL);
         }
         resp.uid = uid;
-        let ev = Event::new(self.clone(), EventKind::Plain, resp)?;
+        let ev = Event::new(self.clone(), EventKind::Plain, resp, GFP_ACCOUNTED)?;
         self.file().queue_user_event(ev)
     }
 
@@ -903,7 +906,12 @@ impl Context {
             resp.uid = uid;
             resp.id = self.id;
             resp.event = EventType::ROUTE_RESOLVED.as_raw();
-            Some(Event::new(self.clone(), EventKind::Plain, resp)?)
+            Some(Event::new(
+                self.clone(),
+                EventKind::Plain,
+                resp,
+                GFP_ACCOUNTED,
+            )?)
         } else {
             None
         };
@@ -948,7 +956,7 @@ impl CmHandler for Context {
             };
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();
-            if let Ok(event) = file.charged(|| Event::new(ctx.clone(), kind, resp)) {
+            if let Ok(event) = file.charged(|gfp| Event::new(ctx.clone(), kind, resp, gfp.flags)) {
                 file.queue_event(event);
             }
         }

@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 use kernel::{
+    alloc::Flags,
     list::{
         List,
         ListArc,
@@ -16,7 +17,6 @@ use kernel::{
 
 use crate::{
     context::Context,
-    memcg::GFP_ACCOUNTED,
     multicast::Multicast,
     ucma_core::uapi::EventResp, //
 };
@@ -57,11 +57,15 @@ kernel::list::impl_list_item! {
 pub(crate) type EventList = List<Event>;
 
 impl Event {
-    /// Allocates an event for `ctx`.
+    /// Allocates an event for `ctx`, with `flags`:
+    /// [`GFP_ACCOUNTED`](crate::memcg::GFP_ACCOUNTED) in a command, the
+    /// handler's ([`HandlerGfp`](crate::memcg::HandlerGfp)) in the event
+    /// handler.
     pub(crate) fn new(
         ctx: Arc<Context>,
         kind: EventKind,
         resp: EventResp,
+        flags: Flags,
     ) -> Result<ListArc<Event>> {
         ListArc::pin_init(
             try_pin_init!(Event {
@@ -70,7 +74,7 @@ impl Event {
                 resp,
                 links <- ListLinks::new(),
             }),
-            GFP_ACCOUNTED,
+            flags,
         )
     }
 

@@ -72,6 +72,7 @@ use crate::{
     kcov::KcovHandle,
     marshal,
     memcg::{
+        HandlerGfp,
         MemCgroup,
         GFP_ACCOUNTED, //
     },
@@ -464,10 +465,10 @@ impl UcmaFile {
         )
     }
 
-    /// Runs `f` with what the calling task allocates with [`GFP_ACCOUNTED`]
-    /// charged to the opener's memory cgroup: for the event handler, which
-    /// runs in a kernel worker.
-    pub(crate) fn charged<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// Runs `f` with what the calling task allocates with `__GFP_ACCOUNT`
+    /// charged to the opener's memory cgroup, and the flags to allocate
+    /// with: for the event handler, which runs in a kernel worker.
+    pub(crate) fn charged<R>(&self, f: impl FnOnce(HandlerGfp) -> R) -> R {
         self.memcg.charged(f)
     }
 
