@@ -484,8 +484,9 @@ impl<T: MiscDevice> VTable<T> {
         };
         let buf = UserPtr::from_ptr(buf.cast_mut().cast());
         match T::write(state, &fileref, buf, len) {
-            // The VFS caps `len` at MAX_RW_COUNT, so it fits in an isize.
-            Ok(n) => isize::try_from(n).unwrap_or(isize::MAX),
+            // No more than was written; the VFS caps `len` at MAX_RW_COUNT,
+            // so it fits in an isize.
+            Ok(n) => isize::try_from(n.min(len)).unwrap_or(isize::MAX),
             // CAST: errnos are small negative numbers.
             Err(e) => e.to_errno() as isize,
         }

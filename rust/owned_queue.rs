@@ -58,7 +58,11 @@ impl OwnedQueue {
 
     /// Waits until the queue is empty and no work of it runs, letting work
     /// that runs requeue itself meanwhile (`drain_workqueue()`). Work
-    /// queued from elsewhere meanwhile makes the kernel warn.
+    /// queued from elsewhere meanwhile makes the kernel warn and drop it
+    /// with its pending bit still set: its pointer (an `Arc`'s reference)
+    /// leaks and the item can never be queued again, though
+    /// [`Self::enqueue`] reported it queued. Not undefined behaviour; the
+    /// module drains only at exit, when nothing queues.
     pub(crate) fn drain(&self) {
         // SAFETY: `ptr` stays valid until `drop`, which the borrow precedes.
         unsafe { bindings::drain_workqueue(self.ptr.as_ptr()) };

@@ -22,26 +22,32 @@
 //! An in-kernel listener that refuses every connect request:
 //!
 //! ```ignore
-//! struct Listener;
+//! // The handler object's address is tagged in the id's `context` word,
+//! // which needs an alignment of at least 4.
+//! struct Listener {
+//!     requests: Atomic<u32>,
+//! }
 //!
 //! impl CmHandler for Listener {
 //!     type Join = ();
 //!
 //!     fn event(_this: ArcBorrow<'_, Self>, ev: &CmEvent<'_, Self>) {
-//!         pr_info!("event {}\n", ev.kind().raw());
+//!         pr_info!("event {}\n", ev.kind().as_raw());
 //!     }
 //!
 //!     fn connect_request<'a>(
-//!         _this: ArcBorrow<'_, Self>,
+//!         this: ArcBorrow<'_, Self>,
 //!         req: ConnectRequest<'a, Self>,
 //!         _ev: &CmEvent<'_, Self>,
 //!     ) -> ConnectOutcome<'a> {
+//!         this.requests.add(1, Relaxed);
 //!         req.refuse(ENOMEM)
 //!     }
 //! }
 //!
 //! let id = CmId::<Listener>::new(Net::init(), PortSpace::TCP, QpType::RC)?;
-//! id.attach(Arc::new(Listener, GFP_KERNEL)?).map_err(|_| EBUSY)?;
+//! let listener = Listener { requests: Atomic::new(0) };
+//! id.attach(Arc::new(listener, GFP_KERNEL)?).map_err(|_| EBUSY)?;
 //! id.bind_addr(&addr)?;
 //! id.listen(16)?;
 //! // Dropping `id` destroys it, once its running handler has returned.
@@ -64,9 +70,11 @@
 //! - Multicast events carry the join's `context` in `param.ud.private_data`;
 //!   after `rdma_leave_multicast()` or `rdma_destroy_id()` has returned, no
 //!   handler runs with it.
-//! - `rdma_accept()` requires the id's handler lock: an in-kernel user
-//!   calls it from the id's handler, the bridge takes the lock of a user's
-//!   id first ([`CmId::lock_handler`], in [`user`]).
+//! - `rdma_accept()` requires the id's handler lock, which an in-kernel C
+//!   user holds by calling it from the id's handler. Here it is called
+//!   through the guard of [`CmId::lock_handler`] (in [`user`]), outside any
+//!   handler; a connect request's handler only refuses or keeps the new id
+//!   ([`ConnectRequest`]), to be answered later.
 //! - What takes an id's handler lock (`rdma_destroy_id()`, `rdma_connect()`,
 //!   `rdma_lock_handler()`, `rdma_leave_multicast()`, which waits for the
 //!   join's handler) deadlocks inside that id's own handler. Dropping a
@@ -498,15 +506,18 @@ impl RdmaCmId {
         if i >= self.num_paths() {
             return None;
         }
+        // SAFETY: the id is live; the pointer is read once, volatile
+        // (rdma_cm writes it unlocked), as in `device`.
+        let recs = unsafe { (&raw const (*self.raw()).route.path_rec).read_volatile() };
+        // rdma_cm's error paths clear the pointer without the count.
+        if recs.is_null() {
+            return None;
+        }
         // The record is copied with a volatile load (rdma_cm's SA callback
-        // writes it unlocked), as in `device`.
-        // SAFETY: `path_rec` holds `num_pri_alt_paths` records, `i` is below.
-        Some(unsafe {
-            (&raw const (*self.raw()).route.path_rec)
-                .read_volatile()
-                .add(i)
-                .read_volatile()
-        })
+        // writes it unlocked).
+        // SAFETY: a non-null `path_rec` holds `num_pri_alt_paths` records,
+        // `i` is below.
+        Some(unsafe { recs.add(i).read_volatile() })
     }
 
     /// Path record `i` in wire format (an OPA record converted to IB first).

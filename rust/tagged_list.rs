@@ -80,9 +80,12 @@ static NEXT_TAG: Atomic<u64> = Atomic::new(1);
 /// # Invariants
 ///
 /// `tag` is non-zero and no other `TaggedList` has it (a 64-bit counter does
-/// not wrap). An item's tag equals `tag` if and only if the item is on
-/// `list`: it is set when the item is added and cleared when it is taken
-/// off, both through `&mut self`.
+/// not wrap). An item whose tag equals `tag` is on `list`: the tag is set
+/// when the item is added and cleared when it is taken off, both through
+/// `&mut self`. (The converse may fail only where an item's `Tagged` impls
+/// for two `ID`s share a tag, which [`Tagged`] allows: another list's push
+/// or pop may overwrite or clear it, which makes a remove here miss, never
+/// find an item that is not on `list`.)
 pub(crate) struct TaggedList<T: ?Sized + Tagged<ID>, const ID: u64 = 0> {
     list: List<T, ID>,
     tag: u64,
