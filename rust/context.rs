@@ -30,7 +30,6 @@ use kernel::{
     sync::{
         atomic::{
             ordering::{
-                Acquire,
                 Relaxed,
                 Release, //
             },
@@ -325,11 +324,6 @@ pub(crate) struct Context {
     list_tracker: AtomicTracker,
     /// Which file's list holds the context (see `TaggedList`).
     pub(crate) list_tag: ListTag,
-    /// Whether ACCEPT and REJECT may reach rdma_cm (see
-    /// [`Context::may_answer_connect`]): set from the start for a connect
-    /// request's child (the passive side), and on the active side once
-    /// rdma_cm has reported CONNECT_RESPONSE, before the event is queued.
-    answers_connect: Atomic<bool>,
     /// Links of the file's listener list.
     #[pin]
     listener_links: ListLinks<1>,
@@ -387,9 +381,6 @@ impl Context {
     ) -> impl PinInit<Self, Error> {
         let kcov = file.kcov;
         let device = file.device.clone();
-        // CREATE_ID's contexts begin idle, a connect request's child
-        // connecting.
-        let passive = id_state == IdState::Connecting;
         try_pin_init!(Context {
             id,
             device,
@@ -415,7 +406,6 @@ impl Context {
             backlog_limit: Atomic::new(0),
             requests_queued: Atomic::new(0),
             id_state: Atomic::new(id_state as i32),
-            answers_connect: Atomic::new(passive),
             joins: Atomic::new(0),
             closed: Atomic::new(false),
             kcov,
@@ -427,19 +417,6 @@ impl Context {
             listener_tracker <- AtomicTracker::new(),
             listener_tag: ListTag::new(),
         })
-    }
-
-    /// Whether ACCEPT and REJECT may reach rdma_cm for this id: it is the
-    /// passive side of a connect request, or the active side once rdma_cm
-    /// has reported the peer's reply (CONNECT_RESPONSE). Before that reply
-    /// rdma_cm has nothing to answer, and its attempt leaves the connect
-    /// half torn down: on IB/RoCE ib_cm's reject resets the id to idle but
-    /// leaves its REQ MAD posted, so the id's destroy waits out the MAD's
-    /// retries (over a minute); on iWARP iw_cm's refusal clears the flag
-    /// that makes the destroy wait for the MPA reply, and the destroy hits
-    /// iw_cm's `BUG()` (`Documentation/abi.rst`).
-    pub(crate) fn may_answer_connect(&self) -> bool {
-        self.answers_connect.load(Acquire)
     }
 
     /// The file the context belongs to now.
@@ -938,9 +915,6 @@ impl CmHandler for Context {
         let ctx: Arc<Context> = ctx.into();
         if let Some(s) = IdState::after(ev.kind()) {
             ctx.set_state(s);
-        }
-        if ev.kind() == EventType::CONNECT_RESPONSE {
-            ctx.answers_connect.store(true, Release);
         }
         // Events of a connect request's child are dropped until ACCEPT sets
         // its uid; accept will just fail later.

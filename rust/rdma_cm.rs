@@ -75,6 +75,12 @@
 //!   through the guard of [`CmId::lock_handler`] (in [`user`]), outside any
 //!   handler; a connect request's handler only refuses or keeps the new id
 //!   ([`ConnectRequest`]), to be answered later.
+//! - An id answers a connect once: the new id of a request with
+//!   `rdma_accept()` or `rdma_reject()`, the active side after the peer's
+//!   reply with its RTU (`rdma_accept()`) or `rdma_reject()`. rdma_cm does
+//!   not enforce it, and what its providers do with another answer ranges
+//!   from a stalled destroy to a use-after-free ([`ANSWERABLE`]): the
+//!   abstraction keeps count in the id's `context` word.
 //! - What takes an id's handler lock (`rdma_destroy_id()`, `rdma_connect()`,
 //!   `rdma_lock_handler()`, `rdma_leave_multicast()`, which waits for the
 //!   join's handler) deadlocks inside that id's own handler. Dropping a
@@ -761,16 +767,31 @@ impl<J> Joins<J> {
 ///   request's handler returned; the handler returns an error and rdma_cm
 ///   destroys the id.
 ///
+/// A null or `Arc<H>` word may also carry [`ANSWERABLE`].
+///
 /// An `Arc<H>` pointer points at the `H`, aligned to `align_of::<H>()`,
-/// which is at least 4 ([`word_of`] checks it at build time), so neither
-/// tag is one.
+/// which is at least 8 ([`word_of`] checks it at build time), so none of
+/// the tags is one.
 const PENDING: usize = 1;
 /// See [`PENDING`].
 const REFUSED: usize = 2;
+/// The id may answer a connect once ([`CmId::reject`],
+/// [`HandlerGuard::accept`]): set when a connect request's new id is kept
+/// (the passive side) and, before the event is delivered, when rdma_cm
+/// reports `RDMA_CM_EVENT_CONNECT_RESPONSE` (the peer's reply to the
+/// active side); the answer clears it. Without it rdma_cm has nothing to
+/// answer, and C's attempt leaves the connection half torn down: ib_cm
+/// resets a connecting id to idle with its REQ still posted (the destroy
+/// then waits out the REQ's retries), iw_cm stops a connecting id's destroy
+/// from waiting for the MPA reply (the destroy then hits `BUG()` in
+/// `destroy_cm_id()`), and a second answer on iWARP, before iw_cm's
+/// ESTABLISHED work, reaches siw, which drops its endpoint's reference
+/// again (a use-after-free).
+const ANSWERABLE: usize = 4;
 
 /// `handler` as a `context` word that owns the reference.
 fn word_of<H>(handler: Arc<H>) -> *mut c_void {
-    const { assert!(core::mem::align_of::<H>() >= 4) };
+    const { assert!(core::mem::align_of::<H>() >= 8) };
     Arc::into_raw(handler).cast_mut().cast::<c_void>()
 }
 
@@ -784,7 +805,7 @@ enum Word<H> {
 
 impl<H> Word<H> {
     fn decode(raw: *mut c_void) -> Self {
-        let bits = raw as usize;
+        let bits = raw as usize & !ANSWERABLE;
         if bits == REFUSED {
             Word::Refused
         } else if bits & PENDING != 0 {
@@ -792,9 +813,38 @@ impl<H> Word<H> {
         } else if bits == 0 {
             Word::Unattached
         } else {
-            Word::Attached(raw.cast_const().cast())
+            // CAST: the `Arc<H>` pointer without the tag; see `ANSWERABLE`.
+            Word::Attached(bits as *const H)
         }
     }
+}
+
+/// Sets [`ANSWERABLE`] on a null or `Arc<H>` word (not on a pending or
+/// refused one).
+fn mark_answerable<H>(word: &Atomic<*mut c_void>) {
+    let mut cur = word.load(Acquire);
+    while let Word::Attached(_) | Word::Unattached = Word::<H>::decode(cur) {
+        // CAST: the same word with the tag; see `ANSWERABLE`.
+        let marked = (cur as usize | ANSWERABLE) as *mut c_void;
+        match word.cmpxchg(cur, marked, Full) {
+            Ok(_) => return,
+            Err(now) => cur = now,
+        }
+    }
+}
+
+/// Clears [`ANSWERABLE`]: whether it was set.
+fn take_answer(word: &Atomic<*mut c_void>) -> bool {
+    let mut cur = word.load(Acquire);
+    while cur as usize & ANSWERABLE != 0 {
+        // CAST: the same word without the tag; see `ANSWERABLE`.
+        let cleared = (cur as usize & !ANSWERABLE) as *mut c_void;
+        match word.cmpxchg(cur, cleared, Full) {
+            Ok(_) => return true,
+            Err(now) => cur = now,
+        }
+    }
+    false
 }
 
 /// The `context` word of the live id `id`, as an atomic.
@@ -864,9 +914,10 @@ impl Net {
 /// `rdma_create_user_id()` or by rdma_cm for a connect request, with
 /// `cm_event_handler::<H>` as handler,
 /// that nothing but this `CmId` destroys. Its `context` word (see
-/// [`PENDING`]) is null, an `Arc<H>` this `CmId` owns a reference of, or,
-/// while the connect request that made the id is handled, one of those
-/// tagged [`PENDING`]; never [`REFUSED`]. Every join in `joins` was given
+/// [`PENDING`]) is null or an `Arc<H>` this `CmId` owns a reference of
+/// (either perhaps tagged [`ANSWERABLE`]), or, while the connect request
+/// that made the id is handled, one of those tagged [`PENDING`]; never
+/// [`REFUSED`]. Every join in `joins` was given
 /// to `rdma_join_multicast()` as the context of its address and not left;
 /// `joins` owns a reference to each.
 pub struct CmId<H: CmHandler> {
@@ -1082,9 +1133,15 @@ impl<H: CmHandler> CmId<H> {
         to_result(unsafe { sys::rdma_connect_ece(self.used_raw(), &mut p, &mut e) })
     }
 
-    /// `rdma_reject()`.
+    /// `rdma_reject()`: the id's one answer to a connect (see
+    /// [`HandlerGuard::accept`]), `EINVAL` without calling rdma_cm when it
+    /// has none: before the peer's reply on the active side, after an
+    /// answer on either.
     pub fn reject(&self, private_data: &[u8], reason: RejectReason) -> Result {
         let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
+        if !take_answer(self.word()) {
+            return Err(EINVAL);
+        }
         // SAFETY: `ptr` is live; the private data outlives the call.
         to_result(unsafe {
             sys::rdma_reject(self.used_raw(), private_data.as_ptr().cast(), len, reason.0)
@@ -1295,8 +1352,16 @@ impl<H: CmHandler> Drop for HandlerGuard<'_, H> {
 
 impl<H: CmHandler> HandlerGuard<'_, H> {
     /// `rdma_accept_ece()` of the locked id, as rdma_cm requires of an id
-    /// made by `rdma_create_user_id()`.
+    /// made by `rdma_create_user_id()`: the id's one answer to a connect,
+    /// the new id of a connect request accepting it, or the active side
+    /// after the peer's reply (`RDMA_CM_EVENT_CONNECT_RESPONSE`) sending
+    /// its RTU. `EINVAL` without calling rdma_cm when the id has no answer
+    /// to give (before that reply, or after an answer: a failed
+    /// `rdma_accept()` rejects); see [`ANSWERABLE`].
     pub fn accept(&self, param: Option<&ConnParams<'_>>, ece: Ece) -> Result {
+        if !take_answer(self.id.word()) {
+            return Err(EINVAL);
+        }
         let mut p = param.map(ConnParams::to_c);
         let mut e = ece.to_c();
         let pp = p
@@ -1673,6 +1738,10 @@ unsafe fn handle_event<H: CmHandler>(
         _handler: PhantomData,
     };
     if ev.kind() != EventType::CONNECT_REQUEST {
+        if ev.kind() == EventType::CONNECT_RESPONSE {
+            // SAFETY: as above.
+            mark_answerable::<H>(unsafe { context_word(id) });
+        }
         H::event(this, &ev);
         return 0;
     }
@@ -1690,9 +1759,12 @@ unsafe fn handle_event<H: CmHandler>(
     let cur = word.load(Acquire);
     if let Word::Pending(p) = Word::<H>::decode(cur) {
         // Taken, and its `CmId` alive: rdma_cm keeps the id, which from now
-        // on delivers to `p` (or nothing, if null). A `CmId` dropped
-        // meanwhile (on another thread) made it `REFUSED` instead.
-        if word.cmpxchg(cur, p.cast_mut().cast(), Full).is_ok() {
+        // on delivers to `p` (or nothing, if null), and may answer the
+        // request. A `CmId` dropped meanwhile (on another thread) made it
+        // `REFUSED` instead.
+        // CAST: the word with the tag; see `ANSWERABLE`.
+        let kept = (p as usize | ANSWERABLE) as *mut c_void;
+        if word.cmpxchg(cur, kept, Full).is_ok() {
             return 0;
         }
     }

@@ -882,12 +882,8 @@ impl UcmaFile {
         let ctx = Context::lookup(self, cmd.id)?;
         let st = ctx.state.lock();
         let cm = st.cm_id_dev()?;
-        // The errno rdma_cm gives it, without the half-done reject that
-        // follows in rdma_accept() (see may_answer_connect()).
-        if !ctx.may_answer_connect() {
-            return Err(EINVAL);
-        }
         let ece = marshal::ece(&cmd.ece);
+        // The id's one answer to a connect, as REJECT's.
         let handler = cm.lock_handler();
         if cmd.conn_param.valid != 0 {
             let param = marshal::conn_params(cm, &cmd.conn_param);
@@ -919,21 +915,12 @@ impl UcmaFile {
             _ => return Err(EINVAL),
         };
         let len = usize::from(cmd.private_data_len).min(cmd.private_data.len());
-        let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
-        let cm = st.cm_id_dev()?;
-        // C passes a REJECT of a connecting active id on; ib_cm then leaves
-        // its REQ pending, and iw_cm its destroy unguarded (see
-        // may_answer_connect(), Documentation/abi.rst).
-        if !ctx.may_answer_connect() {
-            return Err(EINVAL);
-        }
-        let from = ctx.id_state();
-        cm.reject(&cmd.private_data[..len], reason)?;
-        if from == IdState::Connecting {
-            ctx.command_done(from, IdState::Disconnected);
-        }
-        Ok(())
+        // The id's one answer to a connect: EINVAL from the abstraction
+        // without one, where C passes the call on (Documentation/abi.rst).
+        let rejected = |s| (s == IdState::Connecting).then_some(IdState::Disconnected);
+        self.on_cm_to(cmd.id, true, rejected, |cm| {
+            cm.reject(&cmd.private_data[..len], reason)
+        })
     }
 
     fn disconnect(&self, p: UserPtr) -> Result {

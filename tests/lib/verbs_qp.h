@@ -43,12 +43,17 @@ static inline struct ibv_qp *rc_qp(struct ibv_pd *pd, struct ibv_cq *cq)
 	return pd ? ibv_create_qp(pd, &a) : NULL;
 }
 
-/* A device's PD, CQ and a few QPs, for connects that need real QP numbers. */
+/*
+ * A device's PD, CQ and a few QPs, for connects that need real QP numbers
+ * (an iWARP QP serves one connection: give each connecting case its own).
+ */
+#define VERBS_QPS 6
+
 struct verbs_qps {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp[4];
+	struct ibv_qp *qp[VERBS_QPS];
 };
 
 static inline int verbs_qps_open(struct verbs_qps *v, const char *dev)
@@ -59,16 +64,16 @@ static inline int verbs_qps_open(struct verbs_qps *v, const char *dev)
 	v->ctx = open_verbs(dev);
 	v->pd = v->ctx ? ibv_alloc_pd(v->ctx) : NULL;
 	v->cq = v->pd ? ibv_create_cq(v->ctx, 16, NULL, NULL, 0) : NULL;
-	for (i = 0; i < 4 && v->cq; i++)
+	for (i = 0; i < VERBS_QPS && v->cq; i++)
 		v->qp[i] = rc_qp(v->pd, v->cq);
-	return v->cq && v->qp[3] ? 0 : -1;
+	return v->cq && v->qp[VERBS_QPS - 1] ? 0 : -1;
 }
 
 static inline void verbs_qps_close(struct verbs_qps *v)
 {
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < VERBS_QPS; i++)
 		if (v->qp[i])
 			ibv_destroy_qp(v->qp[i]);
 	if (v->cq)

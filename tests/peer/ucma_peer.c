@@ -620,6 +620,72 @@ ANSWER_CASE(accept, rxe, ROCE, 0, "the destroy waits out the REQ's retries")
 ANSWER_CASE(reject, rxe, ROCE, 1, "the destroy waits out the REQ's retries")
 
 /*
+ * A second answer to one connect request: the peer ACCEPTs its child, then
+ * ACCEPTs or REJECTs it again before the connection is established.
+ * EINVAL, and the connection goes on: on RoCE the client gets
+ * CONNECT_RESPONSE, sends the RTU (ACCEPT) and the peer gets ESTABLISHED;
+ * on iWARP both get ESTABLISHED. The C module passes the second answer
+ * on: on RoCE the REP is followed by a REJ (REJECT answers 0, ACCEPT
+ * EINVAL after rdma_accept()'s reject), and the client gets REJECTED; on
+ * iWARP, until iw_cm's ESTABLISHED work has run, iw_cm lets it through
+ * to siw, whose siw_accept() and siw_reject() drop the connection
+ * endpoint's reference again: a use-after-free (Documentation/abi.rst).
+ * Never run against the C module.
+ */
+static void answer_twice(enum transport t, int reject, int q, const char *name)
+{
+	int fp = ucma_dev_open(), fc = ucma_dev_open();
+	const char *what = reject ? "REJECT" : "ACCEPT";
+	struct rdma_ucm_event_resp ev;
+	uint32_t l = ~0u, c, child = ~0u;
+	struct sockaddr_in a;
+	long r;
+
+	if (peer_listen(fp, sides[t].ip, &a, &l) == 0 && client_to(fc, &a, &c) == 0) {
+		if (connect_id(fc, c, sides[t].here.qp[q]->qp_num))
+			fail("CONNECT: %s", strerror(errno));
+		else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0)
+			child = ev.id;
+		if (!failed_step && accept_id(fp, child, sides[t].peer.qp[q]->qp_num, 1))
+			fail("the peer's ACCEPT: %s", strerror(errno));
+		if (!failed_step) {
+			errno = 0;
+			r = reject ? reject_pd(fp, child, "ucma-peer: changed my mind") :
+				     accept_id(fp, child, sides[t].peer.qp[q]->qp_num, 1);
+			if (r != -1 || errno != EINVAL)
+				fail("the peer's second answer (%s): %ld (%s), wanted EINVAL", what, r,
+				     strerror(errno));
+		}
+		if (!failed_step && t == ROCE &&
+		    expect(fc, "client", EV_CONNECT_RESPONSE, 0, NULL, 10000) == 0 &&
+		    accept_id(fc, c, 0, 0))
+			fail("the client's ACCEPT (RTU): %s", strerror(errno));
+		if (!failed_step && t == IWARP)
+			expect(fc, "client", EV_ESTABLISHED, 0, NULL, 10000);
+		if (!failed_step)
+			expect(fp, "peer", EV_ESTABLISHED, 0, NULL, 10000);
+		destroy_or_fail(fc, c, "client");
+	}
+	peer_case_end(fp, fc, l, child, name);
+}
+
+#define TWICE_CASE(cmd, tr, t, reject, q, c_why)				\
+	TEST_F_TIMEOUT(peer, accept_then_##cmd##_##tr, 30)			\
+	{									\
+		ktap_header(1);							\
+		if (c_module_loaded()) {					\
+			ktap_skipped(__func__, "C module: " c_why ", see abi.rst");	\
+			return;							\
+		}								\
+		answer_twice(t, reject, q, __func__);				\
+	}
+
+TWICE_CASE(accept, rxe, ROCE, 0, 4, "the second answer rejects the connection")
+TWICE_CASE(reject, rxe, ROCE, 1, 5, "the second answer rejects the connection")
+TWICE_CASE(accept, siw, IWARP, 0, 4, "siw puts its endpoint twice")
+TWICE_CASE(reject, siw, IWARP, 1, 5, "siw puts its endpoint twice")
+
+/*
  * The active side's REJECT once the peer's reply is in (CONNECT_RESPONSE,
  * RoCE): librdmacm sends it when it cannot move its QP to RTR or RTS. 0,
  * and the peer's child gets REJECTED (consumer defined) with the private
