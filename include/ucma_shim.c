@@ -17,7 +17,6 @@
 #include <linux/uaccess.h>
 #include <linux/sysctl.h>
 #include <linux/sysfs.h>
-#include <linux/version.h>
 #include <net/net_namespace.h>
 #include <rdma/ib.h>
 #include <rdma/ib_addr.h>
@@ -32,9 +31,10 @@
  * drivers/infiniband/core/core_priv.h, which a kernel headers package does
  * not carry. struct ucma_nl_info has 7.3's fields. Built against a full
  * source tree (Kbuild defines UCMA_HAVE_CORE_PRIV), it is checked against
- * the real definition, field by field; against headers alone, only for the
- * kernel whose layout was checked so (7.3): writing its fields at assumed
- * offsets into another kernel's struct would corrupt memory.
+ * the real definition, field by field; against headers alone, Kbuild
+ * builds only for the kernel whose layout was checked so (7.3): writing
+ * its fields at assumed offsets into another kernel's struct would corrupt
+ * memory.
  */
 struct ucma_nl_info {
 	struct sk_buff *nl_msg;
@@ -59,8 +59,6 @@ static_assert(sizeof_field(struct ib_client_nl_info, port) ==
 static_assert(sizeof_field(struct ib_client_nl_info, abi) ==
 	      sizeof_field(struct ucma_nl_info, abi));
 static_assert(sizeof(struct ib_client_nl_info) == sizeof(struct ucma_nl_info));
-#elif LINUX_VERSION_CODE < KERNEL_VERSION(7, 3, 0) || LINUX_VERSION_CODE >= KERNEL_VERSION(7, 4, 0)
-#error "struct ib_client_nl_info unchecked for this kernel: build against its source tree (core_priv.h)"
 #endif
 
 /* The modinfo version (Kbuild passes VERSION's contents). */

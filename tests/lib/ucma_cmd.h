@@ -329,15 +329,21 @@ static inline const char *route_to_listener(int fl, int fc, const struct sockadd
 	return NULL;
 }
 
-/* The value of @key in /proc/self/fdinfo/@fd, or -1 if there is no line. */
-static inline long fdinfo_number(int fd, const char *key)
+/*
+ * The value of @key in /proc/@pid/fdinfo/@fd (@pid 0: this process's), or -1
+ * if there is no line.
+ */
+static inline long fdinfo_number_of(pid_t pid, int fd, const char *key)
 {
 	char path[64], line[256];
 	size_t n = strlen(key);
 	long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -346,6 +352,12 @@ static inline long fdinfo_number(int fd, const char *key)
 			v = strtol(line + n + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+/* The value of @key in /proc/self/fdinfo/@fd, or -1 if there is no line. */
+static inline long fdinfo_number(int fd, const char *key)
+{
+	return fdinfo_number_of(0, fd, key);
 }
 
 /* Whether the C rdma_ucm serves /dev/infiniband/rdma_cm now. */

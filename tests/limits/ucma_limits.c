@@ -230,6 +230,22 @@ static void memcg_others_unaffected(int fd)
 #define EVENTS_N 4000
 
 /*
+ * In a child: opens the device and creates @n ids into @ids; exits 3 if
+ * the open fails, 5 if a CREATE_ID does. The file descriptor.
+ */
+static int open_with_ids(uint32_t *ids, int n)
+{
+	int fd = ucma_dev_open(), i;
+
+	if (fd < 0)
+		_exit(3);
+	for (i = 0; i < n; i++)
+		if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
+			_exit(5);
+	return fd;
+}
+
+/*
  * The growth of memory.current for EVENTS_N events, measured (2026-12,
  * twice each): 2048 kB on the default kernel (512 bytes an event: its
  * 336-byte image and links in a 512-byte slab object), 4096 kB on the
@@ -275,12 +291,7 @@ static void memcg_handler_events_charged(void)
 		int fd, i, w;
 
 		rep.baseline = cg_read(cg, "memory.current", NULL);
-		fd = ucma_dev_open();
-		if (fd < 0)
-			_exit(3);
-		for (i = 0; i < EVENTS_N; i++)
-			if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
-				_exit(5);
+		fd = open_with_ids(ids, EVENTS_N);
 		before = cg_read(cg, "memory.current", NULL);
 		for (i = 0; i < EVENTS_N; i++)
 			if (resolve_ip(fd, ids[i], &dst))
@@ -323,25 +334,6 @@ static void memcg_handler_events_charged(void)
 		    cur >> 10, (rep.baseline + MEMCG_LEFT_SLACK) >> 10, rep.baseline >> 10,
 		    MEMCG_LEFT_SLACK >> 10);
 	rmdir(cg);
-}
-
-/* A number from another process's fdinfo of @fd (as fdinfo_number()), or -1. */
-static long fdinfo_number_of(pid_t pid, int fd, const char *key)
-{
-	char path[64], line[256];
-	size_t n = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = strtol(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
 }
 
 /*
@@ -399,12 +391,7 @@ static void memcg_handler_charge_reclaims_once(void)
 		int i;
 
 		close(go[1]);
-		fd = ucma_dev_open();
-		if (fd < 0)
-			_exit(3);
-		for (i = 0; i < EVENTS_N; i++)
-			if (create_id(fd, 1, RDMA_PS_TCP, &ids[i]))
-				_exit(5);
+		fd = open_with_ids(ids, EVENTS_N);
 		if (write(p[1], &fd, sizeof(fd)) != sizeof(fd) || read(go[0], &c, 1) != 1)
 			_exit(4);
 		for (i = 0; i < EVENTS_N; i++)

@@ -435,6 +435,22 @@ static void peer_case_end(int fp, int fc, uint32_t l, uint32_t child, const char
 }
 
 /*
+ * After the peer's ACCEPT: the connection established on both sides (on
+ * RoCE the client gets CONNECT_RESPONSE and sends the RTU with ACCEPT, as
+ * librdmacm does; on iWARP it gets ESTABLISHED), recorded with fail().
+ */
+static void established(enum transport t, int fc, uint32_t c, int fp)
+{
+	if (t == ROCE && expect(fc, "client", EV_CONNECT_RESPONSE, 0, NULL, 10000) == 0 &&
+	    accept_id(fc, c, 0, 0))
+		fail("the client's ACCEPT (RTU): %s", strerror(errno));
+	if (!failed_step && t == IWARP)
+		expect(fc, "client", EV_ESTABLISHED, 0, NULL, 10000);
+	if (!failed_step)
+		expect(fp, "peer", EV_ESTABLISHED, 0, NULL, 10000);
+}
+
+/*
  * A connection across the link: CONNECT_REQUEST and ACCEPT on the peer;
  * on iWARP ESTABLISHED on both sides; on RoCE, where the kernel has no QP
  * of the client's, the client gets CONNECT_RESPONSE and ACCEPTs to send the
@@ -460,14 +476,8 @@ static void connect_disconnect(enum transport t, const char *name)
 				if (accept_id(fp, child, sides[t].peer.qp[1]->qp_num, 1))
 					fail("ACCEPT: %s", strerror(errno));
 			}
-			if (!failed_step && t == ROCE &&
-			    expect(fc, "client", EV_CONNECT_RESPONSE, 0, NULL, 10000) == 0 &&
-			    accept_id(fc, c, 0, 0))
-				fail("the client's ACCEPT (RTU): %s", strerror(errno));
-			if (!failed_step && t == IWARP)
-				expect(fc, "client", EV_ESTABLISHED, 0, NULL, 10000);
 			if (!failed_step)
-				expect(fp, "peer", EV_ESTABLISHED, 0, NULL, 10000);
+				established(t, fc, c, fp);
 			if (!failed_step && disconnect_id(fc, c))
 				fail("DISCONNECT: %s", strerror(errno));
 			if (!failed_step)
@@ -603,21 +613,49 @@ static void answer_connecting_id(enum transport t, int reject, const char *name,
 	peer_case_end(fp, fc, l, child, name);
 }
 
-#define ANSWER_CASE(cmd, tr, t, reject, c_why)				\
-	TEST_F_TIMEOUT(peer, cmd##_on_connecting_##tr##_id, 30)		\
-	{								\
-		ktap_header(1);						\
-		if (c_module_loaded()) {				\
-			ktap_skipped(__func__, "C module: " c_why ", see abi.rst"); \
-			return;						\
-		}							\
-		answer_connecting_id(t, reject, __func__, 0);		\
-	}
+/*
+ * The start of a case ucma_rs runs and the C boot skips, a deliberate
+ * difference (@c_why, see Documentation/abi.rst): its plan, and under the
+ * C module its skip. Nonzero if the case is to run.
+ */
+static int rust_only(const char *name, const char *c_why)
+{
+	char reason[128];
 
-ANSWER_CASE(accept, iwarp, IWARP, 0, "kernel BUG at iwcm.c:427")
-ANSWER_CASE(reject, iwarp, IWARP, 1, "kernel BUG at iwcm.c:427")
-ANSWER_CASE(accept, rxe, ROCE, 0, "the destroy waits out the REQ's retries")
-ANSWER_CASE(reject, rxe, ROCE, 1, "the destroy waits out the REQ's retries")
+	ktap_header(1);
+	if (!c_module_loaded())
+		return 1;
+	snprintf(reason, sizeof(reason), "C module: %s, see abi.rst", c_why);
+	ktap_skipped(name, reason);
+	return 0;
+}
+
+#define IW_BUG "kernel BUG at iwcm.c:427"
+#define REQ_RETRIES "the destroy waits out the REQ's retries"
+
+TEST_F_TIMEOUT(peer, accept_on_connecting_iwarp_id, 30)
+{
+	if (rust_only(__func__, IW_BUG))
+		answer_connecting_id(IWARP, 0, __func__, 0);
+}
+
+TEST_F_TIMEOUT(peer, reject_on_connecting_iwarp_id, 30)
+{
+	if (rust_only(__func__, IW_BUG))
+		answer_connecting_id(IWARP, 1, __func__, 0);
+}
+
+TEST_F_TIMEOUT(peer, accept_on_connecting_rxe_id, 30)
+{
+	if (rust_only(__func__, REQ_RETRIES))
+		answer_connecting_id(ROCE, 0, __func__, 0);
+}
+
+TEST_F_TIMEOUT(peer, reject_on_connecting_rxe_id, 30)
+{
+	if (rust_only(__func__, REQ_RETRIES))
+		answer_connecting_id(ROCE, 1, __func__, 0);
+}
 
 /*
  * A second answer to one connect request: the peer ACCEPTs its child, then
@@ -656,34 +694,39 @@ static void answer_twice(enum transport t, int reject, int q, const char *name)
 				fail("the peer's second answer (%s): %ld (%s), wanted EINVAL", what, r,
 				     strerror(errno));
 		}
-		if (!failed_step && t == ROCE &&
-		    expect(fc, "client", EV_CONNECT_RESPONSE, 0, NULL, 10000) == 0 &&
-		    accept_id(fc, c, 0, 0))
-			fail("the client's ACCEPT (RTU): %s", strerror(errno));
-		if (!failed_step && t == IWARP)
-			expect(fc, "client", EV_ESTABLISHED, 0, NULL, 10000);
 		if (!failed_step)
-			expect(fp, "peer", EV_ESTABLISHED, 0, NULL, 10000);
+			established(t, fc, c, fp);
 		destroy_or_fail(fc, c, "client");
 	}
 	peer_case_end(fp, fc, l, child, name);
 }
 
-#define TWICE_CASE(cmd, tr, t, reject, q, c_why)				\
-	TEST_F_TIMEOUT(peer, accept_then_##cmd##_##tr, 30)			\
-	{									\
-		ktap_header(1);							\
-		if (c_module_loaded()) {					\
-			ktap_skipped(__func__, "C module: " c_why ", see abi.rst");	\
-			return;							\
-		}								\
-		answer_twice(t, reject, q, __func__);				\
-	}
+#define SECOND_REJECTS "the second answer rejects the connection"
+#define SIW_PUT_TWICE "siw puts its endpoint twice"
 
-TWICE_CASE(accept, rxe, ROCE, 0, 4, "the second answer rejects the connection")
-TWICE_CASE(reject, rxe, ROCE, 1, 5, "the second answer rejects the connection")
-TWICE_CASE(accept, siw, IWARP, 0, 4, "siw puts its endpoint twice")
-TWICE_CASE(reject, siw, IWARP, 1, 5, "siw puts its endpoint twice")
+TEST_F_TIMEOUT(peer, accept_then_accept_rxe, 30)
+{
+	if (rust_only(__func__, SECOND_REJECTS))
+		answer_twice(ROCE, 0, 4, __func__);
+}
+
+TEST_F_TIMEOUT(peer, accept_then_reject_rxe, 30)
+{
+	if (rust_only(__func__, SECOND_REJECTS))
+		answer_twice(ROCE, 1, 5, __func__);
+}
+
+TEST_F_TIMEOUT(peer, accept_then_accept_siw, 30)
+{
+	if (rust_only(__func__, SIW_PUT_TWICE))
+		answer_twice(IWARP, 0, 4, __func__);
+}
+
+TEST_F_TIMEOUT(peer, accept_then_reject_siw, 30)
+{
+	if (rust_only(__func__, SIW_PUT_TWICE))
+		answer_twice(IWARP, 1, 5, __func__);
+}
 
 /*
  * The active side's REJECT once the peer's reply is in (CONNECT_RESPONSE,
