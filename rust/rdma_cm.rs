@@ -23,9 +23,9 @@
 //!
 //! ```ignore
 //! // The handler object's address is tagged in the id's `context` word,
-//! // which needs an alignment of at least 4.
+//! // which needs an alignment of at least 8.
 //! struct Listener {
-//!     requests: Atomic<u32>,
+//!     requests: Atomic<u64>,
 //! }
 //!
 //! impl CmHandler for Listener {
@@ -80,7 +80,8 @@
 //!   reply with its RTU (`rdma_accept()`) or `rdma_reject()`. rdma_cm does
 //!   not enforce it, and what its providers do with another answer ranges
 //!   from a stalled destroy to a use-after-free ([`ANSWERABLE`]): the
-//!   abstraction keeps count in the id's `context` word.
+//!   abstraction keeps count in the id's `context` word, and answers under
+//!   the id's handler lock ([`HandlerGuard`]).
 //! - What takes an id's handler lock (`rdma_destroy_id()`, `rdma_connect()`,
 //!   `rdma_lock_handler()`, `rdma_leave_multicast()`, which waits for the
 //!   join's handler) deadlocks inside that id's own handler. Dropping a
@@ -755,7 +756,11 @@ impl<J> Joins<J> {
 /// What an id's `context` word holds. This file accesses the word only
 /// atomically. rdma_cm itself reads the word of a listening id (to copy it
 /// into a connect request's new id): the word of a used id changes only
-/// while it is a connect request's new id, which listens to nothing then.
+/// while it is a connect request's new id, which listens to nothing then,
+/// or by [`ANSWERABLE`], set and cleared only on ids that rdma_cm has in
+/// `RDMA_CM_CONNECT`, from which no id goes back to listening (and a copy
+/// with the bit would be harmless: decoding masks it, and the new id's
+/// word is replaced before it is read).
 ///
 /// - null: no handler object yet; events are ignored.
 /// - an `Arc<H>` pointer: the handler object; the id owns that reference.
@@ -775,8 +780,15 @@ impl<J> Joins<J> {
 const PENDING: usize = 1;
 /// See [`PENDING`].
 const REFUSED: usize = 2;
-/// The id may answer a connect once ([`CmId::reject`],
-/// [`HandlerGuard::accept`]): set when a connect request's new id is kept
+/// The private data an InfiniBand REJ carries (`IB_CM_REJ_PRIVATE_DATA_SIZE`,
+/// the IBTA's 148 bytes).
+const IB_REJ_PRIVATE_DATA_MAX: usize = 148;
+/// The private data a SIDR reply carries
+/// (`IB_CM_SIDR_REP_PRIVATE_DATA_SIZE`, 136 bytes).
+const IB_SIDR_REP_PRIVATE_DATA_MAX: usize = 136;
+
+/// The id may answer a connect once ([`HandlerGuard::accept`],
+/// [`HandlerGuard::reject`]): set when a connect request's new id is kept
 /// (the passive side) and, before the event is delivered, when rdma_cm
 /// reports `RDMA_CM_EVENT_CONNECT_RESPONSE` (the peer's reply to the
 /// active side); the answer clears it. Without it rdma_cm has nothing to
@@ -1133,21 +1145,6 @@ impl<H: CmHandler> CmId<H> {
         to_result(unsafe { sys::rdma_connect_ece(self.used_raw(), &mut p, &mut e) })
     }
 
-    /// `rdma_reject()`: the id's one answer to a connect (see
-    /// [`HandlerGuard::accept`]), `EINVAL` without calling rdma_cm when it
-    /// has none: before the peer's reply on the active side, after an
-    /// answer on either.
-    pub fn reject(&self, private_data: &[u8], reason: RejectReason) -> Result {
-        let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
-        if !take_answer(self.word()) {
-            return Err(EINVAL);
-        }
-        // SAFETY: `ptr` is live; the private data outlives the call.
-        to_result(unsafe {
-            sys::rdma_reject(self.used_raw(), private_data.as_ptr().cast(), len, reason.0)
-        })
-    }
-
     /// `rdma_disconnect()`.
     pub fn disconnect(&self) -> Result {
         // SAFETY: `ptr` is live.
@@ -1370,6 +1367,40 @@ impl<H: CmHandler> HandlerGuard<'_, H> {
         // SAFETY: the id is live while borrowed; `pp` is null or valid; its
         // handler lock is held (`self`).
         to_result(unsafe { sys::rdma_accept_ece(self.id.raw(), pp, &mut e) })
+    }
+
+    /// `rdma_reject()` of the locked id: its one answer to a connect, as
+    /// [`Self::accept`]'s (`EINVAL` without calling rdma_cm when it has
+    /// none). Under the handler lock, so that a connect request's new id,
+    /// published to its user by the request's handler, has its answer by
+    /// the time this can run. Private data longer than ib_cm takes (the
+    /// InfiniBand REJ's 148 bytes; a UD id's SIDR reply's 136) is refused
+    /// before the answer is taken, as ib_cm refuses it before answering.
+    pub fn reject(&self, private_data: &[u8], reason: RejectReason) -> Result {
+        let len = u8::try_from(private_data.len()).map_err(|_| EINVAL)?;
+        if let Some(PortProtocol::IbSa | PortProtocol::Roce) = self.id.port_protocol() {
+            let max = if self.id.qp_type() == QpType::UD {
+                IB_SIDR_REP_PRIVATE_DATA_MAX
+            } else {
+                IB_REJ_PRIVATE_DATA_MAX
+            };
+            if private_data.len() > max {
+                return Err(EINVAL);
+            }
+        }
+        if !take_answer(self.id.word()) {
+            return Err(EINVAL);
+        }
+        // SAFETY: the id is live while borrowed; the private data outlives
+        // the call.
+        to_result(unsafe {
+            sys::rdma_reject(
+                self.id.used_raw(),
+                private_data.as_ptr().cast(),
+                len,
+                reason.0,
+            )
+        })
     }
 }
 

@@ -919,7 +919,7 @@ impl UcmaFile {
         // without one, where C passes the call on (Documentation/abi.rst).
         let rejected = |s| (s == IdState::Connecting).then_some(IdState::Disconnected);
         self.on_cm_to(cmd.id, true, rejected, |cm| {
-            cm.reject(&cmd.private_data[..len], reason)
+            cm.lock_handler().reject(&cmd.private_data[..len], reason)
         })
     }
 

@@ -729,6 +729,83 @@ TEST_F_TIMEOUT(peer, accept_then_reject_siw, 30)
 }
 
 /*
+ * REJECT with more private data than an InfiniBand REJ carries (148
+ * bytes; the command takes 196): EINVAL, and the request is still there
+ * to answer, as ib_cm refuses it before answering. A second REJECT with
+ * short data then goes through: the client gets REJECTED with it. Both
+ * modules.
+ */
+TEST_F_TIMEOUT(peer, reject_retried_after_long_private_data_rxe, 30)
+{
+	int fp = ucma_dev_open(), fc = ucma_dev_open();
+	struct rdma_ucm_reject r = { .private_data_len = 196 };
+	struct rdma_ucm_event_resp ev;
+	uint32_t l = ~0u, c, child = ~0u;
+	struct sockaddr_in a;
+
+	ktap_header(1);
+	if (peer_listen(fp, sides[ROCE].ip, &a, &l) == 0 && client_to(fc, &a, &c) == 0) {
+		if (connect_id(fc, c, sides[ROCE].here.qp[3]->qp_num))
+			fail("CONNECT: %s", strerror(errno));
+		else if (expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0)
+			child = ev.id;
+		if (!failed_step) {
+			r.id = child;
+			errno = 0;
+			if (CMD(fp, RDMA_USER_CM_CMD_REJECT, r, 0) != -1 || errno != EINVAL)
+				fail("REJECT with 196 bytes: %s, wanted EINVAL", strerror(errno));
+		}
+		if (!failed_step && reject_pd(fp, child, "ucma-peer: shorter"))
+			fail("the second REJECT: %s", strerror(errno));
+		if (!failed_step && expect(fc, "client", EV_REJECTED, IB_CM_REJ_CONSUMER_DEFINED,
+					   &ev, 10000) == 0)
+			expect_pd(&ev, "client", "ucma-peer: shorter");
+		destroy_or_fail(fc, c, "client");
+	}
+	peer_case_end(fp, fc, l, child, __func__);
+}
+
+#define AT_ONCE_IDS 16
+
+/*
+ * AT_ONCE_IDS clients connect to one listener of the peer, which REJECTs
+ * each request the moment it has fetched it: every REJECT answers 0 and
+ * every client gets REJECTED. The request's event reaches the reader
+ * before rdma_cm's handler for it has returned; a REJECT must not find
+ * the request unanswerable meanwhile. Both modules.
+ */
+TEST_F_TIMEOUT(peer, reject_at_once_rxe, 60)
+{
+	int fp = ucma_dev_open(), fc = ucma_dev_open(), i, rejected = 0, got = 0;
+	struct rdma_ucm_event_resp ev;
+	uint32_t l = ~0u, c[AT_ONCE_IDS];
+	struct sockaddr_in a;
+
+	ktap_header(1);
+	if (peer_listen(fp, sides[ROCE].ip, &a, &l) == 0) {
+		for (i = 0; i < AT_ONCE_IDS && !failed_step; i++)
+			if (client_to(fc, &a, &c[i]) == 0 &&
+			    connect_id(fc, c[i], sides[ROCE].here.qp[3]->qp_num))
+				fail("CONNECT %d: %s", i, strerror(errno));
+		while (!failed_step && rejected < i &&
+		       expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0) {
+			if (reject_pd(fp, ev.id, "ucma-peer: at once"))
+				fail("REJECT of request %d: %s", rejected, strerror(errno));
+			rejected++;
+			if (destroy_id(fp, ev.id, NULL))
+				fail("destroy the child: %s", strerror(errno));
+		}
+		while (!failed_step && got < i &&
+		       expect(fc, "client", EV_REJECTED, IB_CM_REJ_CONSUMER_DEFINED, &ev,
+			      10000) == 0)
+			got++;
+		for (i = i - 1; i >= 0; i--)
+			destroy_or_fail(fc, c[i], "client");
+	}
+	peer_case_end(fp, fc, l, ~0u, __func__);
+}
+
+/*
  * The active side's REJECT once the peer's reply is in (CONNECT_RESPONSE,
  * RoCE): librdmacm sends it when it cannot move its QP to RTR or RTS. 0,
  * and the peer's child gets REJECTED (consumer defined) with the private
