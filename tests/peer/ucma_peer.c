@@ -776,17 +776,19 @@ TEST_F_TIMEOUT(peer, reject_retried_after_long_private_data_rxe, 30)
  */
 TEST_F_TIMEOUT(peer, reject_at_once_rxe, 60)
 {
-	int fp = ucma_dev_open(), fc = ucma_dev_open(), i, rejected = 0, got = 0;
+	int fp = ucma_dev_open(), fc = ucma_dev_open(), i, k, rejected = 0, got = 0;
 	struct rdma_ucm_event_resp ev;
 	uint32_t l = ~0u, c[AT_ONCE_IDS];
 	struct sockaddr_in a;
 
 	ktap_header(1);
 	if (peer_listen(fp, sides[ROCE].ip, &a, &l) == 0) {
+		/* Routes first, then the connects, each with a QP number of its own. */
 		for (i = 0; i < AT_ONCE_IDS && !failed_step; i++)
-			if (client_to(fc, &a, &c[i]) == 0 &&
-			    connect_id(fc, c[i], sides[ROCE].here.qp[3]->qp_num))
-				fail("CONNECT %d: %s", i, strerror(errno));
+			client_to(fc, &a, &c[i]);
+		for (k = 0; k < i && !failed_step; k++)
+			if (connect_id(fc, c[k], 0x77100 + k))
+				fail("CONNECT %d: %s", k, strerror(errno));
 		while (!failed_step && rejected < i &&
 		       expect(fp, "peer", EV_CONNECT_REQUEST, 0, &ev, 10000) == 0) {
 			if (reject_pd(fp, ev.id, "ucma-peer: at once"))
