@@ -1058,18 +1058,6 @@ static int c_uaf_demo(void)
 /* Nothing answers ARP for it on veth0: its resolve ends in ADDR_ERROR. */
 #define UNREACHABLE_IP "192.0.2.99"
 
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
 
 static int write_long(const char *path, long v)
 {

@@ -1217,20 +1217,6 @@ static void worker(uint64_t seed, int idx)
 	_exit(0);
 }
 
-/* net.rdma_ucm.max_backlog, or -1. */
-static long max_backlog_now(void)
-{
-	FILE *f = fopen("/proc/sys/net/rdma_ucm/max_backlog", "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /* The environment changing underneath: a spare device, addresses, neighbours. */
 static void chaos(uint64_t seed)
 {
@@ -1522,7 +1508,7 @@ TEST_F_TIMEOUT(fuzz, run, 450)
 	struct timespec t0, t1;
 
 	ktap_header(9);
-	backlog = max_backlog_now();
+	backlog = read_long("/proc/sys/net/rdma_ucm/max_backlog");
 	printf("# seed %lu, %lu commands max, %d s max, %d processes x %d threads\n", seed, limit,
 	       seconds, procs, nthreads);
 	fflush(stdout);

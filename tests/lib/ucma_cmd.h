@@ -329,6 +329,20 @@ static inline const char *route_to_listener(int fl, int fc, const struct sockadd
 	return NULL;
 }
 
+/* The number a file (a sysctl, a sysfs attribute) starts with, or -1. */
+static inline long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 /*
  * The value of @key in /proc/@pid/fdinfo/@fd (@pid 0: this process's), or -1
  * if there is no line.
