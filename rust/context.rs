@@ -864,8 +864,10 @@ impl Context {
             return Err(EINVAL);
         }
         resp.uid = uid;
-        let ev = Event::new(self.clone(), EventKind::Plain, resp, GFP_ACCOUNTED)?;
-        self.file().queue_user_event(ev)
+        self.file()
+            .queue_new_event(true, self.clone(), EventKind::Plain, resp, |ctx, kind, resp| {
+                Event::new(ctx, kind, resp, GFP_ACCOUNTED)
+            })
     }
 
     /// SET_OPTION IB_PATH: sets the route from a user path record, then
@@ -930,9 +932,9 @@ impl CmHandler for Context {
             };
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();
-            if let Ok(event) = file.charged(|gfp| Event::new(ctx.clone(), kind, resp, gfp.flags)) {
-                file.queue_event(event);
-            }
+            let _ = file.queue_new_event(false, ctx.clone(), kind, resp, |ctx, kind, resp| {
+                file.charged(|gfp| Event::new(ctx, kind, resp, gfp.flags))
+            });
         }
         if ev.kind() == EventType::DEVICE_REMOVAL {
             // rdma_cm waits for the id to be destroyed, which the handler

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A queued CM event and the per-file event list.
+//! A queued CM event, the per-file event list, and the spare events a file
+//! keeps for reuse.
 
 #![forbid(unsafe_code)]
+
+use core::pin::Pin;
 
 use kernel::{
     alloc::Flags,
@@ -12,7 +15,10 @@ use kernel::{
         ListLinks, //
     },
     prelude::*,
-    sync::Arc,
+    sync::{
+        Arc,
+        UniqueArc, //
+    },
 };
 
 use crate::{
@@ -32,18 +38,89 @@ pub(crate) enum EventKind {
     Multicast(Arc<Multicast>),
 }
 
-/// One event waiting in a file's queue for GET_EVENT.
-#[pin_data]
-pub(crate) struct Event {
+/// What an event is about: its context and what else.
+pub(crate) struct EventAbout {
     /// The context the event is counted against (the listener, for a
     /// connect request).
-    pub(crate) ctx: Arc<Context>,
+    ctx: Arc<Context>,
     /// What else the event is about.
-    pub(crate) kind: EventKind,
+    kind: EventKind,
+}
+
+/// One event waiting in a file's queue for GET_EVENT, or a spare.
+///
+/// # Invariants
+///
+/// `about` is `None` only in a spare: an event emptied by
+/// [`Event::into_spare`], held as a [`SpareEvent`] (in no list) until
+/// [`Event::refill`] gives it an `about` again.
+#[pin_data]
+pub(crate) struct Event {
+    /// The context and what else the event is about.
+    about: Option<EventAbout>,
     /// The 336-byte image GET_EVENT copies out.
     pub(crate) resp: EventResp,
     #[pin]
     links: ListLinks<0>,
+}
+
+/// An emptied event, kept for reuse: its allocation (charged to the memory
+/// cgroup of whoever made it) outlives the event it carried. Only
+/// [`Event::into_spare`] makes one.
+///
+/// # Invariants
+///
+/// The event's `about` is `None`.
+pub(crate) struct SpareEvent(Pin<UniqueArc<Event>>);
+
+/// How many spare events a file keeps: enough for the events in flight
+/// between a producer and a few readers; bounded, so an idle file holds at
+/// most this many (about 4 KiB).
+const SPARE_EVENTS: usize = 8;
+
+/// A file's spare events, a stack of at most [`SPARE_EVENTS`].
+///
+/// # Invariants
+///
+/// `slots[..len]` are `Some`, the rest `None`; `len <= SPARE_EVENTS`.
+pub(crate) struct SpareEvents {
+    slots: [Option<SpareEvent>; SPARE_EVENTS],
+    len: usize,
+}
+
+impl SpareEvents {
+    /// No spares.
+    pub(crate) const fn new() -> Self {
+        SpareEvents {
+            slots: [const { None }; SPARE_EVENTS],
+            len: 0,
+        }
+    }
+
+    /// The spare kept last, if any.
+    pub(crate) fn take(&mut self) -> Option<SpareEvent> {
+        let last = self.len.checked_sub(1)?;
+        let spare = self.slots.get_mut(last)?.take();
+        self.len = last;
+        spare
+    }
+
+    /// Keeps `spare`; gives it back when the stack is full.
+    pub(crate) fn put(&mut self, spare: SpareEvent) -> Option<SpareEvent> {
+        match self.slots.get_mut(self.len) {
+            Some(slot) => {
+                *slot = Some(spare);
+                self.len += 1;
+                None
+            }
+            None => Some(spare),
+        }
+    }
+
+    /// Gives up every spare (to be freed outside the file's lock).
+    pub(crate) fn take_all(&mut self) -> SpareEvents {
+        core::mem::replace(self, SpareEvents::new())
+    }
 }
 
 kernel::list::impl_list_arc_safe! {
@@ -69,8 +146,7 @@ impl Event {
     ) -> Result<ListArc<Event>> {
         ListArc::pin_init(
             try_pin_init!(Event {
-                ctx,
-                kind,
+                about: Some(EventAbout { ctx, kind }),
                 resp,
                 links <- ListLinks::new(),
             }),
@@ -78,9 +154,48 @@ impl Event {
         )
     }
 
+    /// Makes `spare` the event `resp` about `ctx` and `kind`, allocating
+    /// nothing.
+    pub(crate) fn refill(
+        spare: SpareEvent,
+        ctx: Arc<Context>,
+        kind: EventKind,
+        resp: EventResp,
+    ) -> ListArc<Event> {
+        let SpareEvent(mut ev) = spare;
+        let fields = ev.as_mut().project();
+        // By `SpareEvent`'s invariant `about` is `None`: nothing is dropped
+        // here (the caller may hold the file's lock).
+        // INVARIANT: no longer a spare, `about` is set again.
+        *fields.about = Some(EventAbout { ctx, kind });
+        *fields.resp = resp;
+        ListArc::from(ev)
+    }
+
+    /// Empties an event off the queue for reuse: returns what it was about
+    /// (to be dropped outside the file's lock: the last reference to a
+    /// context may go with it) and the spare, unless another reference to
+    /// the event remains (then only this one is dropped).
+    pub(crate) fn into_spare(ev: ListArc<Event>) -> (Option<EventAbout>, Option<SpareEvent>) {
+        match Arc::into_unique_or_drop(ev.into_arc()) {
+            Some(mut ev) => {
+                let about = ev.as_mut().project().about.take();
+                // INVARIANT: `about` was just taken.
+                (about, Some(SpareEvent(ev)))
+            }
+            None => (None, None),
+        }
+    }
+
+    /// The context the event is counted against (the listener, for a
+    /// connect request); `None` only for a spare.
+    pub(crate) fn ctx(&self) -> Option<&Arc<Context>> {
+        self.about.as_ref().map(|a| &a.ctx)
+    }
+
     /// The new context, for a connect request.
     pub(crate) fn child(&self) -> Option<&Arc<Context>> {
-        match &self.kind {
+        match &self.about.as_ref()?.kind {
             EventKind::ConnectRequest(child) => Some(child),
             _ => None,
         }
@@ -88,7 +203,7 @@ impl Event {
 
     /// The multicast join, for an event of one.
     pub(crate) fn join(&self) -> Option<&Arc<Multicast>> {
-        match &self.kind {
+        match &self.about.as_ref()?.kind {
             EventKind::Multicast(mc) => Some(mc),
             _ => None,
         }

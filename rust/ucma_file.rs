@@ -67,7 +67,9 @@ use crate::{
     },
     event::{
         Event,
-        EventList, //
+        EventKind,
+        EventList,
+        SpareEvents, //
     },
     kcov::KcovHandle,
     marshal,
@@ -151,6 +153,8 @@ pub(crate) struct FileInner {
     /// Whether `poll()` ever ran on the file: from then on `poll_wait` may
     /// hold waiters (an epoll entry stays), and every event wakes it.
     polled: bool,
+    /// Events GET_EVENT emptied, for the next events to reuse.
+    spares: SpareEvents,
 }
 
 /// Whom an event just queued is to wake, decided under the file's lock
@@ -167,7 +171,7 @@ impl FileInner {
     /// file was polled. A GET_EVENT or `poll()` that begins after this
     /// critical section takes the lock after it and finds the event, so
     /// no wake-up is owed to it (`poll()` marks the file polled under the
-    /// lock before it registers, and reads `has_events`, which this
+    /// lock before it registers, and reads `queue_state`, which this
     /// critical section's unlock stores, after).
     pub(crate) fn to_wake(&self) -> Wake {
         Wake {
@@ -274,7 +278,9 @@ impl FileInner {
         if self.closed {
             return Some(ev);
         }
-        ev.ctx.queued.add(1, Relaxed);
+        if let Some(ctx) = ev.ctx() {
+            ctx.queued.add(1, Relaxed);
+        }
         self.events.push_back(ev);
         self.queued += 1;
         None
@@ -283,7 +289,9 @@ impl FileInner {
     /// Appends the events of `list` (taken with [`Self::take_events`]).
     pub(crate) fn put_events(&mut self, list: &mut EventList) {
         for ev in list.iter() {
-            ev.ctx.queued.add(1, Relaxed);
+            if let Some(ctx) = ev.ctx() {
+                ctx.queued.add(1, Relaxed);
+            }
             self.queued += 1;
         }
         self.events.push_all_back(list);
@@ -295,7 +303,9 @@ impl FileInner {
         while let Some(next) = cursor.peek_next() {
             if pred(&next.arc()) {
                 let ev = next.remove();
-                ev.ctx.queued.fetch_sub(1, Relaxed);
+                if let Some(ctx) = ev.ctx() {
+                    ctx.queued.fetch_sub(1, Relaxed);
+                }
                 self.queued -= 1;
                 out.push_back(ev);
             } else {
@@ -308,31 +318,41 @@ impl FileInner {
     /// has none.
     pub(crate) fn take_events_of(&mut self, ctx: &Context, out: &mut EventList) {
         if ctx.queued.load(Relaxed) != 0 {
-            self.take_events(out, |ev| core::ptr::eq(&*ev.ctx, ctx));
+            self.take_events(out, |ev| ev.ctx().is_some_and(|c| core::ptr::eq(&**c, ctx)));
         }
     }
 
     fn pop_event(&mut self) -> Option<ListArc<Event>> {
         let ev = self.events.pop_front()?;
-        ev.ctx.queued.fetch_sub(1, Relaxed);
+        if let Some(ctx) = ev.ctx() {
+            ctx.queued.fetch_sub(1, Relaxed);
+        }
         self.queued -= 1;
         Some(ev)
     }
 
     fn unpop_event(&mut self, ev: ListArc<Event>) {
-        ev.ctx.queued.add(1, Relaxed);
+        if let Some(ctx) = ev.ctx() {
+            ctx.queued.add(1, Relaxed);
+        }
         self.events.push_front(ev);
         self.queued += 1;
     }
 }
 
+/// [`UcmaFile::queue_state`]: events are queued.
+const QUEUED: i32 = 1;
+/// [`UcmaFile::queue_state`]: `max_events_per_file` events are queued.
+const AT_EVENT_CAP: i32 = 2;
+
 /// State of one open file of the uCMA device.
 ///
 /// # Invariants
 ///
-/// Whenever `inner` is unlocked, `has_events` tells whether `inner.events`
-/// is non-empty: it is updated only by [`FileGuard`]'s drop, before the
-/// lock is released.
+/// Whenever `inner` is unlocked, `queue_state` has [`QUEUED`] set if and
+/// only if `inner.events` is non-empty, and [`AT_EVENT_CAP`] if and only if
+/// it holds `max_events_per_file` events or more: it is updated only by
+/// [`FileGuard`]'s drop, before the lock is released.
 #[pin_data]
 pub(crate) struct UcmaFile {
     /// The device the file is of.
@@ -341,10 +361,12 @@ pub(crate) struct UcmaFile {
     /// [`UcmaFile::lock`] only.
     #[pin]
     inner: Mutex<FileInner>,
-    /// Whether events are queued, for `poll()` to read without the lock (as
-    /// C's `ucma_poll()` reads `list_empty()`): pollers then never wait for
-    /// the lock that every event's writer takes.
-    has_events: Atomic<bool>,
+    /// Whether events are queued ([`QUEUED`]), for `poll()` to read
+    /// without the lock (as C's `ucma_poll()` reads `list_empty()`):
+    /// pollers then never wait for the lock that every event's writer
+    /// takes. Whether the queue is at its cap ([`AT_EVENT_CAP`]), for the
+    /// commands that report events to check without the lock.
+    queue_state: Atomic<i32>,
     /// Whether `poll()` marked `FileInner::polled` already (so that it
     /// takes the lock once, not at every call).
     polled: Atomic<bool>,
@@ -369,7 +391,8 @@ pub(crate) struct UcmaFile {
 }
 
 /// The lock of a [`UcmaFile`]'s [`FileInner`]; on drop it records whether
-/// events are queued, then unlocks.
+/// events are queued and whether they are at the cap
+/// ([`UcmaFile::queue_state`]), then unlocks.
 pub(crate) struct FileGuard<'a> {
     file: &'a UcmaFile,
     guard: Guard<'a, FileInner, MutexBackend>,
@@ -391,11 +414,17 @@ impl DerefMut for FileGuard<'_> {
 
 impl Drop for FileGuard<'_> {
     fn drop(&mut self) {
+        let inner = &*self.guard;
+        let mut state = 0;
+        if !inner.events.is_empty() {
+            state |= QUEUED;
+        }
+        if inner.queued >= inner.limits.max_events_per_file() as usize {
+            state |= AT_EVENT_CAP;
+        }
         // INVARIANT: stored under the lock, which `guard` releases after this.
-        // Release: a poller that sees `true` sees the queued event.
-        self.file
-            .has_events
-            .store(!self.guard.events.is_empty(), Release);
+        // Release: a poller that sees `QUEUED` sees the queued event.
+        self.file.queue_state.store(state, Release);
     }
 }
 
@@ -449,10 +478,11 @@ impl UcmaFile {
                         limits: device.limits,
                         sleepers: 0,
                         polled: false,
+                        spares: SpareEvents::new(),
                     },
                     "UcmaFile::inner"
                 ),
-                has_events: Atomic::new(false),
+                queue_state: Atomic::new(0),
                 polled: Atomic::new(false),
                 counts: IdCounts::new(),
                 events_delivered: Atomic::new(0),
@@ -493,16 +523,38 @@ impl UcmaFile {
         drop(rejected);
     }
 
-    /// Queues an event the user asked for (WRITE_CM_EVENT): `ENOBUFS` if
-    /// the file has `max_events_per_file` events queued. Dropped, as by
-    /// [`Self::queue_event`], if the file is being released.
-    pub(crate) fn queue_user_event(&self, ev: ListArc<Event>) -> Result {
+    /// Queues the event `resp` about `ctx` and `kind`, made from a spare
+    /// when the file keeps one, else allocated by `alloc`; wakes a reader.
+    /// `user`: an event the user asked for (WRITE_CM_EVENT), refused with
+    /// `ENOBUFS` while the file has `max_events_per_file` events queued.
+    /// Dropped, as by [`Self::queue_event`], if the file is being released.
+    pub(crate) fn queue_new_event(
+        &self,
+        user: bool,
+        ctx: Arc<Context>,
+        kind: EventKind,
+        resp: EventResp,
+        alloc: impl FnOnce(Arc<Context>, EventKind, EventResp) -> Result<ListArc<Event>>,
+    ) -> Result {
         let mut inner = self.lock();
-        if !inner.event_room() {
+        if user && !inner.event_room() {
             drop(inner);
-            drop(ev);
             return Err(ENOBUFS);
         }
+        let ev = match inner.spares.take() {
+            Some(spare) => Event::refill(spare, ctx, kind, resp),
+            None => {
+                drop(inner);
+                let ev = alloc(ctx, kind, resp)?;
+                inner = self.lock();
+                if user && !inner.event_room() {
+                    drop(inner);
+                    drop(ev);
+                    return Err(ENOBUFS);
+                }
+                ev
+            }
+        };
         let rejected = inner.push_event(ev);
         let wake = inner.to_wake();
         drop(inner);
@@ -555,11 +607,12 @@ impl UcmaFile {
     /// O(contexts + events).
     pub(crate) fn release(&self) {
         let mut events = EventList::new();
-        {
+        let spares = {
             let mut inner = self.lock();
             inner.closed = true;
             inner.take_events(&mut events, |_| true);
-        }
+            inner.spares.take_all()
+        };
         // The children of unfetched connect requests die with them, now: a
         // listener migrated here brought its queued requests along, but
         // their children are listed on the file it came from (C destroys
@@ -572,6 +625,7 @@ impl UcmaFile {
             }
         }
         drop(events);
+        drop(spares);
         loop {
             let Some(listed) = self.lock().pop_context() else {
                 break;
@@ -646,7 +700,14 @@ impl UcmaFile {
         // wait for room (max_events_per_file): repeated on ids whose events
         // are never fetched (RESOLVE_ADDR after each ADDR_ERROR, say), they
         // would grow the queue without bound.
-        if req.command.reports_events() && !this_ref.lock().event_room() {
+        // The file's lock is taken only when the lock-free state says the
+        // cap was reached (a racing GET_EVENT may have made room since):
+        // below the cap, these commands never wait for the lock the event
+        // handler takes to queue.
+        if req.command.reports_events()
+            && this_ref.queue_state.load(Relaxed) & AT_EVENT_CAP != 0
+            && !this_ref.lock().event_room()
+        {
             return Err(ENOBUFS);
         }
         match req.command {
@@ -980,17 +1041,24 @@ impl UcmaFile {
             self.pass_wake_up();
             return Err(e);
         }
-        ev.ctx.events_reported.add(1, Relaxed);
         self.events_delivered.add(1, Relaxed);
         if let Some(mc) = ev.join() {
             mc.events_reported.add(1, Relaxed);
         }
-        if ev.child().is_some() {
-            ev.ctx.backlog_put();
-            ev.ctx.request_fetched();
+        if let Some(ctx) = ev.ctx() {
+            ctx.events_reported.add(1, Relaxed);
+            if ev.child().is_some() {
+                ctx.backlog_put();
+                ctx.request_fetched();
+            }
         }
+        // The event's allocation is kept for the next; what it was about
+        // goes after the unlock.
+        let (about, spare) = Event::into_spare(ev);
+        let unkept = spare.and_then(|spare| inner.spares.put(spare));
         drop(inner);
-        drop(ev);
+        drop(about);
+        drop(unkept);
         Ok(())
     }
 
@@ -1150,7 +1218,7 @@ impl UcmaFile {
         table.register_wait(file, &self.poll_wait);
         // Acquire: pairs with the guard's store; a wake-up after an event
         // queued later finds this poller registered.
-        if !self.has_events.load(Acquire) {
+        if self.queue_state.load(Acquire) & QUEUED == 0 {
             0
         } else {
             kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM

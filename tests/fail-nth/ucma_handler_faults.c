@@ -68,7 +68,16 @@
 
 enum step { FREE, RESOLVING_ADDR, RESOLVING_ROUTE, CONNECTING };
 
+/*
+ * Each connect on a file of its own, opened for it: ucma_rs writes a
+ * file's events into the ones GET_EVENT handed out before (up to eight
+ * kept per file), so on one long-lived file the clients' events would
+ * stop allocating after the first few, and failslab would miss the event
+ * path. On a fresh file the first event (ADDR_RESOLVED) allocates; under
+ * C every event does.
+ */
 struct client {
+	int fd;
 	uint32_t id;
 	int index;
 	enum step step;
@@ -77,7 +86,7 @@ struct client {
 
 static struct storm {
 	struct sockaddr_in dst;
-	int fl, fc, n, stop;
+	int fl, n, stop;
 	/* Outcomes: client side */
 	int started, rejected, unreachable, addr_errors, route_errors, lost, connects;
 	/* the lost ones by the step they were stuck in (enum step) */
@@ -199,8 +208,10 @@ static void *server(void *arg)
 
 static void finish(struct client *c)
 {
-	if (destroy_id(s.fc, c->id, NULL))
+	if (destroy_id(c->fd, c->id, NULL))
 		inconsistent("destroy of client id %u: errno %u", c->id, errno);
+	close(c->fd);
+	c->fd = -1;
 	c->step = FREE;
 }
 
@@ -209,28 +220,26 @@ static void start(struct client *c)
 {
 	c->index = s.started++;
 	c->since = now_ms();
-	if (create_id(s.fc, CLIENT_UID + c->index, RDMA_PS_TCP, &c->id)) {
+	c->fd = ucma_dev_open();
+	set_nonblock(c->fd, 1);
+	if (create_id(c->fd, CLIENT_UID + c->index, RDMA_PS_TCP, &c->id)) {
 		/* CREATE_ID allocates in this thread only: no failure here. */
 		inconsistent("create of client %u: errno %u", c->index, errno);
+		close(c->fd);
+		c->fd = -1;
 		return;
 	}
 	c->step = RESOLVING_ADDR;
-	if (resolve_ip(s.fc, c->id, &s.dst)) {
+	if (resolve_ip(c->fd, c->id, &s.dst)) {
 		inconsistent("resolve of client id %u: errno %u", c->id, errno);
 		finish(c);
 	}
 }
 
-static void client_event(struct client *cl, const struct rdma_ucm_event_resp *ev)
+static void client_event(struct client *c, const struct rdma_ucm_event_resp *ev)
 {
-	int i;
-	struct client *c = NULL;
-
-	for (i = 0; i < IN_FLIGHT; i++)
-		if (cl[i].step != FREE && cl[i].id == ev->id)
-			c = &cl[i];
-	if (!c) {
-		inconsistent("client file: event %u for id %u, not a live id", ev->event, ev->id);
+	if (c->step == FREE || c->id != ev->id) {
+		inconsistent("client file: event %u for id %u, not its live id", ev->event, ev->id);
 		return;
 	}
 	if (ev->uid != CLIENT_UID + (uint64_t)c->index) {
@@ -241,7 +250,7 @@ static void client_event(struct client *cl, const struct rdma_ucm_event_resp *ev
 	case RESOLVING_ADDR * 100 + EV_ADDR_RESOLVED:
 		c->step = RESOLVING_ROUTE;
 		c->since = now_ms();
-		if (resolve_route(s.fc, c->id)) {
+		if (resolve_route(c->fd, c->id)) {
 			inconsistent("route of client id %u: errno %u", c->id, errno);
 			finish(c);
 		}
@@ -250,7 +259,7 @@ static void client_event(struct client *cl, const struct rdma_ucm_event_resp *ev
 		c->step = CONNECTING;
 		c->since = now_ms();
 		/* Rejected by rxe's ib_cm only if the made-up QP existed. */
-		if (connect_id(s.fc, c->id, 0x4000 + c->index)) {
+		if (connect_id(c->fd, c->id, 0x4000 + c->index)) {
 			inconsistent("connect of client id %u: errno %u", c->id, errno);
 			finish(c);
 			return;
@@ -282,7 +291,7 @@ static void client(void)
 {
 	struct client cl[IN_FLIGHT] = { 0 };
 	struct rdma_ucm_event_resp ev;
-	struct pollfd p = { .fd = s.fc, .events = POLLIN };
+	struct pollfd p[IN_FLIGHT];
 	int i, busy = 1;
 
 	while (busy) {
@@ -299,9 +308,16 @@ static void client(void)
 			busy |= cl[i].step != FREE;
 		}
 		busy |= s.started < s.n;
-		if (poll(&p, 1, 100) > 0)
-			while (get_event(s.fc, &ev, sizeof(ev)) == 0)
-				client_event(cl, &ev);
+		/* poll() skips the negative descriptors of free clients. */
+		for (i = 0; i < IN_FLIGHT; i++)
+			p[i] = (struct pollfd){ .fd = cl[i].step != FREE ? cl[i].fd : -1,
+						.events = POLLIN };
+		if (poll(p, IN_FLIGHT, 100) <= 0)
+			continue;
+		for (i = 0; i < IN_FLIGHT; i++)
+			while (cl[i].step != FREE && (p[i].revents & POLLIN) &&
+			       get_event(cl[i].fd, &ev, sizeof(ev)) == 0)
+				client_event(&cl[i], &ev);
 	}
 }
 
@@ -369,9 +385,7 @@ static void connect_storm(const char *name, const char *ip)
 	printf("# failslab limited to allocations under the event handler, %#llx..%#llx\n", start,
 	       end);
 	s.fl = ucma_dev_open();
-	s.fc = ucma_dev_open();
 	set_nonblock(s.fl, 1);
-	set_nonblock(s.fc, 1);
 	/*
 	 * A backlog of twice the connects in flight: the server fetches every
 	 * request at once, so no more than IN_FLIGHT are ever queued; slots
@@ -406,7 +420,6 @@ static void connect_storm(const char *name, const char *ip)
 	injected = times - knob_value("times");
 	knob("require-start", "0");
 	knob("require-end", "0");
-	close(s.fc);
 	close(s.fl);
 	__atomic_store_n(&s.phase, "waiting for rdma_cm's ids to go", __ATOMIC_RELEASE);
 	after = listed_cm_ids_after(10000);
