@@ -864,10 +864,13 @@ impl Context {
             return Err(EINVAL);
         }
         resp.uid = uid;
-        self.file()
-            .queue_new_event(true, self.clone(), EventKind::Plain, resp, |ctx, kind, resp| {
-                Event::new(ctx, kind, resp, GFP_ACCOUNTED)
-            })
+        self.file().queue_new_event(
+            true,
+            self.clone(),
+            EventKind::Plain,
+            resp,
+            |ctx, kind, resp| Event::new(ctx, kind, resp, GFP_ACCOUNTED),
+        )
     }
 
     /// SET_OPTION IB_PATH: sets the route from a user path record, then
