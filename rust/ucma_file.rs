@@ -513,7 +513,13 @@ impl UcmaFile {
     /// Appends an event to the queue and wakes a reader; the event is
     /// dropped if the file is being released.
     pub(crate) fn queue_event(&self, ev: ListArc<Event>) {
-        let mut inner = self.lock();
+        self.push_and_wake(self.lock(), ev);
+    }
+
+    /// Queues `ev` under `inner`, this file's lock, unlocks, then wakes a
+    /// reader; `ev` is dropped after the unlock if the file is being
+    /// released.
+    fn push_and_wake(&self, mut inner: FileGuard<'_>, ev: ListArc<Event>) {
         let rejected = inner.push_event(ev);
         let wake = inner.to_wake();
         drop(inner);
@@ -555,13 +561,7 @@ impl UcmaFile {
                 ev
             }
         };
-        let rejected = inner.push_event(ev);
-        let wake = inner.to_wake();
-        drop(inner);
-        if rejected.is_none() {
-            self.wake_reader(wake);
-        }
-        drop(rejected);
+        self.push_and_wake(inner, ev);
         Ok(())
     }
 
