@@ -75,7 +75,11 @@ use crate::{
     },
     tagged_list::ListTag,
     ucma_core::uapi::EventResp,
-    ucma_file::UcmaFile,
+    ucma_file::{
+        EventOrigin,
+        Queued,
+        UcmaFile, //
+    },
 };
 
 /// Whether `ctx` is published (not being destroyed).
@@ -264,6 +268,19 @@ impl ContextState {
         }
         Ok(cm)
     }
+}
+
+/// What WRITE_CM_EVENT asks to queue: the fields its event takes from the
+/// command (passed on instead of the 320-byte command, which would be
+/// copied whole to be passed).
+#[derive(Clone, Copy)]
+pub(crate) struct UserEvent {
+    /// `RDMA_CM_EVENT_USER` or `RDMA_CM_EVENT_INTERNAL`.
+    pub(crate) event: u32,
+    /// The event's status.
+    pub(crate) status: u32,
+    /// `param.arg`, copied raw into `param.arg32[0..1]`.
+    pub(crate) arg: [u8; 8],
 }
 
 /// One user-visible CM id.
@@ -853,23 +870,68 @@ impl Context {
         Ok(reported)
     }
 
-    /// WRITE_CM_EVENT: queues a user-made event; `EINVAL` while the context
-    /// has no uid.
-    pub(crate) fn write_event(self: &Arc<Self>, mut resp: EventResp) -> Result {
-        let st = self.state.lock();
-        let cm = st.cm_id()?;
-        let _handler = cm.lock_handler();
+    /// WRITE_CM_EVENT on `file`, where [`Self::lookup`] found the context:
+    /// queues a user-made event; `EINVAL` while the context has no uid.
+    ///
+    /// Without the command lock M and the handler lock H (C takes H only):
+    /// the event is queued under `file`'s lock only if the context is on
+    /// `file`'s list there, so it cannot be left behind by a DESTROY_ID or
+    /// MIGRATE_ID that took the context off that list, with its queued
+    /// events, before. A context off the list is being destroyed, or moved
+    /// by a MIGRATE_ID, which holds M throughout: then M is taken, which
+    /// waits the move out, and the event is queued (the context is back on
+    /// `file`), or refused as a later lookup would have refused it.
+    pub(crate) fn write_event(self: &Arc<Self>, file: &UcmaFile, ev: UserEvent) -> Result {
+        // Set once, under H, by ACCEPT: a uid read non-zero stays.
         let uid = self.uid();
         if uid == 0 {
             return Err(EINVAL);
         }
-        resp.uid = uid;
-        self.file().queue_new_event(
-            true,
+        if self.queue_user_event(file, uid, ev)? == Queued::Yes {
+            return Ok(());
+        }
+        self.write_event_off_list(file, uid, ev)
+    }
+
+    /// [`Self::write_event`] for a context found off `file`'s list.
+    #[cold]
+    fn write_event_off_list(self: &Arc<Self>, file: &UcmaFile, uid: u64, ev: UserEvent) -> Result {
+        let st = self.state.lock();
+        st.cm_id()?;
+        if !self.belongs_to(file) {
+            return Err(EINVAL);
+        }
+        match self.queue_user_event(file, uid, ev)? {
+            Queued::Yes => Ok(()),
+            // Off every list under M with a live id: DESTROY_ID closes the
+            // id first, so only the file's release, which no command outlives.
+            Queued::NotListed => Err(ENOENT),
+        }
+    }
+
+    /// Queues WRITE_CM_EVENT's event on `file`, its image written in the
+    /// event.
+    fn queue_user_event(
+        self: &Arc<Self>,
+        file: &UcmaFile,
+        uid: u64,
+        ev: UserEvent,
+    ) -> Result<Queued> {
+        let image = |resp: &mut EventResp| {
+            resp.zero();
+            resp.uid = uid;
+            resp.id = self.id;
+            resp.event = ev.event;
+            resp.status = ev.status;
+            // `param.arg32[0..1]` = the 8 bytes of `param.arg`.
+            resp.param[..8].copy_from_slice(&ev.arg);
+        };
+        file.queue_new_event(
+            EventOrigin::User,
             self.clone(),
             EventKind::Plain,
-            resp,
-            |ctx, kind, resp| Event::new(ctx, kind, resp, GFP_ACCOUNTED),
+            image,
+            |ctx, kind, image| Event::new_with(ctx, kind, image, GFP_ACCOUNTED),
         )
     }
 
@@ -935,9 +997,14 @@ impl CmHandler for Context {
             };
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();
-            let _ = file.queue_new_event(false, ctx.clone(), kind, resp, |ctx, kind, resp| {
-                file.charged(|gfp| Event::new(ctx, kind, resp, gfp.flags))
-            });
+            let image = |r: &mut EventResp| *r = resp;
+            let _ = file.queue_new_event(
+                EventOrigin::Handler,
+                ctx.clone(),
+                kind,
+                image,
+                |ctx, kind, _| file.charged(|gfp| Event::new(ctx, kind, resp, gfp.flags)),
+            );
         }
         if ev.kind() == EventType::DEVICE_REMOVAL {
             // rdma_cm waits for the id to be destroyed, which the handler

@@ -21,6 +21,8 @@ use kernel::{
     },
 };
 
+use zerocopy::FromZeros;
+
 use crate::{
     context::Context,
     multicast::Multicast,
@@ -154,13 +156,34 @@ impl Event {
         )
     }
 
-    /// Makes `spare` the event `resp` about `ctx` and `kind`, allocating
+    /// Allocates an event for `ctx` (as [`Event::new`]) whose image `image`
+    /// writes in place, onto zeros.
+    pub(crate) fn new_with(
+        ctx: Arc<Context>,
+        kind: EventKind,
+        image: impl FnOnce(&mut EventResp),
+        flags: Flags,
+    ) -> Result<ListArc<Event>> {
+        let mut ev = UniqueArc::pin_init(
+            try_pin_init!(Event {
+                about: Some(EventAbout { ctx, kind }),
+                resp: EventResp::new_zeroed(),
+                links <- ListLinks::new(),
+            }),
+            flags,
+        )?;
+        image(ev.as_mut().project().resp);
+        Ok(ListArc::from(ev))
+    }
+
+    /// Makes `spare` the event about `ctx` and `kind` whose image `image`
+    /// writes in place (all of it: the spare holds an old one), allocating
     /// nothing.
     pub(crate) fn refill(
         spare: SpareEvent,
         ctx: Arc<Context>,
         kind: EventKind,
-        resp: EventResp,
+        image: impl FnOnce(&mut EventResp),
     ) -> ListArc<Event> {
         let SpareEvent(mut ev) = spare;
         let fields = ev.as_mut().project();
@@ -168,7 +191,7 @@ impl Event {
         // here (the caller may hold the file's lock).
         // INVARIANT: no longer a spare, `about` is set again.
         *fields.about = Some(EventAbout { ctx, kind });
-        *fields.resp = resp;
+        image(fields.resp);
         ListArc::from(ev)
     }
 

@@ -122,6 +122,13 @@ impl<T: ?Sized + Tagged<ID>, const ID: u64> TaggedList<T, ID> {
         Some(item)
     }
 
+    /// Whether `item` is on this list.
+    pub(crate) fn contains(&self, item: &T) -> bool {
+        // Only this list stamps an item with this tag, through `&mut self`:
+        // whoever holds `&self` sees no stamp of ours come or go.
+        item.tag().0.load(Relaxed) == self.tag
+    }
+
     /// Takes `item` off this list; `None` if it is not on it.
     pub(crate) fn remove(&mut self, item: &T) -> Option<ListArc<T, ID>> {
         // Only this list stamps an item with this tag, and it does so through

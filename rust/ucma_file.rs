@@ -59,7 +59,8 @@ use crate::{
     context::{
         Context,
         IdCounts,
-        IdState, //
+        IdState,
+        UserEvent, //
     },
     device::{
         Limits,
@@ -206,6 +207,17 @@ impl FileInner {
         room
     }
 
+    /// Why an event of `origin` about `ctx` cannot be queued now, if it
+    /// cannot (see [`UcmaFile::queue_new_event`]).
+    fn refuses(&mut self, origin: EventOrigin, ctx: &Context) -> Option<Result<Queued>> {
+        match origin {
+            EventOrigin::Handler => None,
+            EventOrigin::User if !self.event_room() => Some(Err(ENOBUFS)),
+            EventOrigin::User if !self.contexts.contains(ctx) => Some(Ok(Queued::NotListed)),
+            EventOrigin::User => None,
+        }
+    }
+
     /// Lists `ctx` at the tail of the file's contexts: `EBADF` if the file is
     /// being released, `EMFILE` if it holds `max_ids_per_file` contexts
     /// (`EINVAL`, which cannot happen, if `ctx` is listed already).
@@ -338,6 +350,25 @@ impl FileInner {
         self.events.push_front(ev);
         self.queued += 1;
     }
+}
+
+/// Who makes an event that [`UcmaFile::queue_new_event`] queues.
+#[derive(Clone, Copy)]
+pub(crate) enum EventOrigin {
+    /// rdma_cm's event handler, for a context whose file this is.
+    Handler,
+    /// WRITE_CM_EVENT, written to this file.
+    User,
+}
+
+/// What [`UcmaFile::queue_new_event`] did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Queued {
+    /// Queued (or dropped with the file being released).
+    Yes,
+    /// Nothing: a user event about a context not on this file's list (its
+    /// DESTROY_ID or MIGRATE_ID took it off, with its queued events).
+    NotListed,
 }
 
 /// [`UcmaFile::queue_state`]: events are queued.
@@ -529,40 +560,47 @@ impl UcmaFile {
         drop(rejected);
     }
 
-    /// Queues the event `resp` about `ctx` and `kind`, made from a spare
-    /// when the file keeps one, else allocated by `alloc`; wakes a reader.
-    /// `user`: an event the user asked for (WRITE_CM_EVENT), refused with
-    /// `ENOBUFS` while the file has `max_events_per_file` events queued.
-    /// Dropped, as by [`Self::queue_event`], if the file is being released.
-    pub(crate) fn queue_new_event(
+    /// Queues the event about `ctx` and `kind` whose image `image` writes
+    /// (all of it), made from a spare when the file keeps one, else
+    /// allocated by `alloc`; wakes a reader. For [`EventOrigin::User`]
+    /// (WRITE_CM_EVENT), refused with `ENOBUFS` while the file has
+    /// `max_events_per_file` events queued, and not queued
+    /// ([`Queued::NotListed`]) unless `ctx` is on the file's list. Dropped,
+    /// as by [`Self::queue_event`], if the file is being released.
+    ///
+    /// The image is written in place, into the event: passed by value,
+    /// its 336 bytes were copied on the way (`memcpy`, about 130
+    /// instructions).
+    pub(crate) fn queue_new_event<F: FnOnce(&mut EventResp)>(
         &self,
-        user: bool,
+        origin: EventOrigin,
         ctx: Arc<Context>,
         kind: EventKind,
-        resp: EventResp,
-        alloc: impl FnOnce(Arc<Context>, EventKind, EventResp) -> Result<ListArc<Event>>,
-    ) -> Result {
+        image: F,
+        alloc: impl FnOnce(Arc<Context>, EventKind, F) -> Result<ListArc<Event>>,
+    ) -> Result<Queued> {
         let mut inner = self.lock();
-        if user && !inner.event_room() {
+        if let Some(refused) = inner.refuses(origin, &ctx) {
             drop(inner);
-            return Err(ENOBUFS);
+            return refused;
         }
         let ev = match inner.spares.take() {
-            Some(spare) => Event::refill(spare, ctx, kind, resp),
+            Some(spare) => Event::refill(spare, ctx, kind, image),
             None => {
                 drop(inner);
-                let ev = alloc(ctx, kind, resp)?;
+                let ev = alloc(ctx, kind, image)?;
                 inner = self.lock();
-                if user && !inner.event_room() {
+                let listed = ev.ctx().map(|c| &**c);
+                if let Some(refused) = listed.and_then(|c| inner.refuses(origin, c)) {
                     drop(inner);
                     drop(ev);
-                    return Err(ENOBUFS);
+                    return refused;
                 }
                 ev
             }
         };
         self.push_and_wake(inner, ev);
-        Ok(())
+        Ok(Queued::Yes)
     }
 
     /// Wakes every GET_EVENT sleeper and poller (as `wake` says there are):
@@ -1198,13 +1236,14 @@ impl UcmaFile {
             return Err(EINVAL);
         }
         let ctx = Context::lookup(self, cmd.id)?;
-        let mut resp = EventResp::new_zeroed();
-        resp.id = ctx.id;
-        resp.event = cmd.event;
-        resp.status = cmd.status;
-        // `param.arg32[0..1]` = the 8 bytes of `param.arg`.
-        resp.param[..8].copy_from_slice(&cmd.param[..8]);
-        ctx.write_event(resp)
+        let mut arg = [0; 8];
+        arg.copy_from_slice(&cmd.param[..8]);
+        let ev = UserEvent {
+            event: cmd.event,
+            status: cmd.status,
+            arg,
+        };
+        ctx.write_event(self, ev)
     }
 
     /// `poll()`: readable when an event is queued. Never writable, as in C.

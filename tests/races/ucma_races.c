@@ -1421,6 +1421,63 @@ static void class20_synthesised_events_vs_migrate(void)
 	end_case(__func__, !wrong, "events were lost, duplicated or miscounted");
 }
 
+/* --- synthesised events against destroy: none outlives its id --- */
+
+static void c20d_write(void *p)
+{
+	struct shared *s = p;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		long rc = write_user_event(s->fd, s->id, EV_USER, i, 0);
+
+		if (rc) {
+			OUTCOME("write_cm_event", rc, ENOENT, ENXIO);
+			break;
+		}
+	}
+}
+
+static void c20d_destroy(void *p)
+{
+	struct shared *s = p;
+	uint32_t rep = ~0u;
+
+	OUTCOME("destroy", destroy_id(s->fd, s->id, &rep), 0);
+	s->mc = rep;
+}
+
+/*
+ * Two threads write events on an id while a third destroys it: the destroy
+ * takes the id's queued events along and every write after it fails, so
+ * the file is left with no event (one queued behind the destroy would name
+ * an id that is gone), and the destroy reports none delivered.
+ */
+static void synthesised_events_vs_destroy(void)
+{
+	static void (*const fns[])(void *) = { c20d_write, c20d_write, c20d_destroy };
+	struct shared s;
+	int i, n = iters / 2 + 1, stale = 0, miscounted = 0;
+	char why[128];
+
+	begin_case();
+	for (i = 0; i < n; i++) {
+		struct rdma_ucm_event_resp ev;
+
+		s.fd = ucma_dev_open();
+		set_nonblock(s.fd, 1);
+		create_id(s.fd, 21, RDMA_PS_UDP, &s.id);
+		race(3, fns, &s);
+		while (get_event(s.fd, &ev, sizeof(ev)) == 0)
+			stale++;
+		miscounted += s.mc != 0;
+		close(s.fd);
+	}
+	snprintf(why, sizeof(why), "%d rounds: %d events outlived their id, %d destroys counted some",
+		 n, stale, miscounted);
+	end_case(__func__, !stale && !miscounted, why);
+}
+
 /* --- class 21: write() from a foreign context --- */
 
 static void class21_foreign_writer(void)
@@ -2240,6 +2297,12 @@ TEST_F_TIMEOUT(races, class20_synthesised_events_vs_migrate, 30)
 {
 	ktap_header(1);
 	class20_synthesised_events_vs_migrate();
+}
+
+TEST_F_TIMEOUT(races, synthesised_events_vs_destroy, 30)
+{
+	ktap_header(1);
+	synthesised_events_vs_destroy();
 }
 
 TEST_F_TIMEOUT(races, class21_foreign_writer, 30)
