@@ -17,7 +17,7 @@ use core::ops::{
 use kernel::{
     fs::File,
     list::ListArc,
-    new_mutex, new_poll_condvar,
+    new_mutex,
     prelude::*,
     seq_file::{
         seq_print,
@@ -38,7 +38,7 @@ use kernel::{
         },
         new_condvar,
         poll::{
-            PollCondVar,
+            PollCondVarBox,
             PollTable, //
         },
         Arc,
@@ -417,8 +417,10 @@ pub(crate) struct UcmaFile {
     /// `poll()`'s waiters: woken whenever an event is queued. Apart from
     /// `event_wait`, so that an `EPOLLEXCLUSIVE` entry (an exclusive waiter
     /// too) never takes the wake-up an event owes a GET_EVENT sleeper.
-    #[pin]
-    poll_wait: PollCondVar,
+    /// Boxed: its drop frees it after an RCU grace period (`kfree_rcu`), where
+    /// an inline `PollCondVar`'s drop waits one out (`synchronize_rcu()`),
+    /// which made every close of the file wait milliseconds.
+    poll_wait: PollCondVarBox,
 }
 
 /// The lock of a [`UcmaFile`]'s [`FileInner`]; on drop it records whether
@@ -493,6 +495,10 @@ impl UcmaFile {
     /// calling process is the opener.
     pub(crate) fn new(device: &Arc<UcmaDevice>) -> Result<Arc<Self>> {
         let _coverage = KcovHandle::of_current().section();
+        let poll_wait = PollCondVarBox::new(
+            kernel::c_str!("UcmaFile::poll_wait"),
+            kernel::static_lock_class!(),
+        )?;
         Arc::pin_init(
             pin_init!(Self {
                 device: device.clone(),
@@ -520,7 +526,7 @@ impl UcmaFile {
                 memcg: MemCgroup::of_current(),
                 kcov: KcovHandle::of_current(),
                 event_wait <- new_condvar!("UcmaFile::event_wait"),
-                poll_wait <- new_poll_condvar!("UcmaFile::poll_wait"),
+                poll_wait,
             }),
             GFP_ACCOUNTED,
         )

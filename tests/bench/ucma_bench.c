@@ -182,6 +182,26 @@ static void query_images(int fd, struct rdma_ucm_query_addr_resp *resp, struct c
 	bad->u.query.id = id + 1000; /* not an id of this file */
 }
 
+/*
+ * us per open() and close() of the device with no id on the file: what a
+ * file costs to set up and tear down (cmtime, rping and every librdmacm
+ * process open one), the median of `batches` batches.
+ */
+static void bench_open_close(long batches)
+{
+	long calls = env_long("OPEN_CALLS", 50);
+	double v[64];
+
+	for (long b = 0; b < batches; b++) {
+		uint64_t t0 = now_ns();
+
+		for (long i = 0; i < calls; i++)
+			close(bench_open());
+		v[b] = (double)(now_ns() - t0) / 1000 / calls;
+	}
+	report("file.open_close", median(v, batches), "us");
+}
+
 static void bench_rtt(void)
 {
 	long batches = env_long("RTT_BATCHES", 9), calls = env_long("RTT_CALLS", 20000);
@@ -205,6 +225,7 @@ static void bench_rtt(void)
 	report("rtt.query_addr", median(query, batches), "ns");
 	close(fd);
 	close(null);
+	bench_open_close(batches);
 }
 
 /* --- events ------------------------------------------------------------- */
