@@ -27,10 +27,12 @@
 #   make host-test        only the host tier
 #   make vm-test          only the VM tier (scripts/check --vm-only)
 #   make bench            ucma_rs against the C rdma_ucm, both in one VM
-#                         boot: a table of medians and paired ratios with
+#                         boot, on the default kernel and on the bench
+#                         kernel (Rust's C helpers inlined): per kernel a
+#                         table of medians and paired ratios with
 #                         intervals, instruction counts, and plots
-#                         (BENCH_ROUNDS=N, default 5; KERNEL=bench: on the
-#                         kernel with Rust's C helpers inlined)
+#                         (BENCH_ROUNDS=N, default 5; KERNEL=NAME: on that
+#                         kernel only)
 #   make mutants          the kept one-line faults (tests/mutants/*.patch):
 #                         each built and booted with the suite that must
 #                         catch it; a table of caught/survived
@@ -178,8 +180,18 @@ mutants:
 coverage:
 	scripts/coverage $(SUITES)
 
+# Both test kernels unless KERNEL names one; each table in
+# tests/build/bench/<kernel>/bench.md.
+BENCH_KERNELS = $(if $(filter command line environment,$(origin KERNEL)),$(KERNEL),default bench)
 bench:
-	scripts/bench --kernel $(KERNEL) --rounds $(or $(BENCH_ROUNDS),5)
+	@start=$$(date +%s); \
+	for k in $(BENCH_KERNELS); do \
+		scripts/bench --kernel $$k --rounds $(or $(BENCH_ROUNDS),5) \
+			--out tests/build/bench/$$k || exit 1; \
+	done; \
+	echo "make bench: kernels $(BENCH_KERNELS), $(or $(BENCH_ROUNDS),5) rounds," \
+		"$$((($$(date +%s) - start + 30) / 60)) min;" \
+		"tables in $(foreach k,$(BENCH_KERNELS),tests/build/bench/$(k)/bench.md)"
 
 host-test:
 	cd ucma_core && cargo test
