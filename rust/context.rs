@@ -82,9 +82,10 @@ use crate::{
     },
 };
 
-/// Whether `ctx` is published (not being destroyed).
-fn is_live(ctx: &Context) -> bool {
-    ctx.device
+/// Whether `ctx`, a context of `device`, is published (not being
+/// destroyed).
+fn is_live(device: &UcmaDevice, ctx: &Context) -> bool {
+    device
         .contexts
         .lock()
         .get(ctx.id)
@@ -295,9 +296,6 @@ pub(crate) struct UserEvent {
 pub(crate) struct Context {
     /// The id userspace names it by.
     pub(crate) id: u32,
-    /// The device whose table numbers it (every file's: MIGRATE_ID moves
-    /// a context between files of one device).
-    pub(crate) device: Arc<UcmaDevice>,
     /// The QP type of its rdma_cm id, fixed at creation.
     qp_type: QpType,
     /// The command lock (M) and what it protects.
@@ -307,6 +305,16 @@ pub(crate) struct Context {
     /// whether its per-state counts include the context.
     #[pin]
     file: SpinLock<Placement>,
+    /// The address of the file in `file`, for ownership checks without its
+    /// lock: stored with it, under the id table's lock as well (MIGRATE_ID),
+    /// so that a lookup under that lock sees the file MIGRATE_ID left, as
+    /// `ucma.c` checks `ctx->file` under `xa_lock`. Compared only, never
+    /// followed: `file` keeps that file alive, so no other live file can
+    /// have its address. (It replaced the context's `Arc<UcmaDevice>`, the
+    /// device being its file's: `Context` stays at 248 bytes, its `Arc` at
+    /// 256, the `kmalloc-256` class, which 8 bytes more would leave for
+    /// `kmalloc-512`; `Context`'s `Arc` size is asserted below.)
+    file_addr: Atomic<usize>,
     /// User cookie for events; 0 until ACCEPT for a connect request's child
     /// (events are not delivered while 0).
     uid: Atomic<u64>,
@@ -397,10 +405,9 @@ impl Context {
         id_state: IdState,
     ) -> impl PinInit<Self, Error> {
         let kcov = file.kcov;
-        let device = file.device.clone();
+        let file_addr = Arc::as_ptr(&file).addr();
         try_pin_init!(Context {
             id,
-            device,
             qp_type,
             state <- new_mutex!(
                 ContextState {
@@ -416,6 +423,7 @@ impl Context {
                 },
                 "Context::file"
             ),
+            file_addr: Atomic::new(file_addr),
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
             queued: Atomic::new(0),
@@ -443,7 +451,7 @@ impl Context {
 
     /// Whether the context belongs to `file` now.
     pub(crate) fn belongs_to(&self, file: &UcmaFile) -> bool {
-        core::ptr::eq(&*self.file.lock().file, file)
+        self.file_addr.load(Relaxed) == core::ptr::from_ref(file).addr()
     }
 
     /// Adds the context's state and joins to its file's counts (it is
@@ -610,14 +618,15 @@ impl Context {
     /// Looks up `id` on `file` (`ucma_get_ctx`): `ENOENT`, `EINVAL` for
     /// another file's id, `ENXIO` for a zombie.
     pub(crate) fn lookup(file: &UcmaFile, id: u32) -> Result<Arc<Self>> {
-        let ctx: Arc<Context> = file.device.contexts.lock().get(id).ok_or(ENOENT)?.into();
+        let table = file.device.contexts.lock();
+        let ctx = table.get(id).ok_or(ENOENT)?;
         if !ctx.belongs_to(file) {
             return Err(EINVAL);
         }
         if ctx.closed.load(Relaxed) {
             return Err(ENXIO);
         }
-        Ok(ctx)
+        Ok(ctx.into())
     }
 
     /// DESTROY_ID's first step: hides `id` of `file` from every lookup. Only
@@ -634,10 +643,13 @@ impl Context {
         table.unpublish(id, |_| true).ok_or(ENOENT)
     }
 
-    /// Hides this context from lookups; `None` if someone else already did.
-    pub(crate) fn unpublish(&self) -> Option<Reservation<'_, Arc<Context>>> {
-        let taken = self
-            .device
+    /// Hides this context of `device` from lookups; `None` if someone else
+    /// already did.
+    pub(crate) fn unpublish<'a>(
+        &self,
+        device: &'a UcmaDevice,
+    ) -> Option<Reservation<'a, Arc<Context>>> {
+        let taken = device
             .contexts
             .lock()
             .unpublish(self.id, |c| core::ptr::eq(&*c, self));
@@ -706,14 +718,14 @@ impl Context {
         // still race for them, and whoever unpublishes a child destroys it.
         for ev in dropped.iter() {
             if let Some(child) = ev.child() {
-                if let Some(cr) = child.unpublish() {
+                if let Some(cr) = child.unpublish(&file.device) {
                     child.destroy(cr);
                 }
             }
         }
         drop(dropped);
         // rdma_destroy_id() left the groups; free the joins' ids.
-        Multicast::forget_all(joins.into_joins());
+        Multicast::forget_all(&file.device, joins.into_joins());
         r.release();
         reported
     }
@@ -825,7 +837,7 @@ impl Context {
         // No event of this context is queued while it moves.
         let _handler = cm.lock_handler();
         let old = {
-            let table = self.device.contexts.lock();
+            let table = from.device.contexts.lock();
             // Destruction may have begun since the lookup.
             let live = table
                 .get(self.id)
@@ -840,6 +852,9 @@ impl Context {
                 p.file.counts.remove(self.id_state(), self.joins());
                 to.counts.add(self.id_state(), self.joins());
             }
+            // INVARIANT: the mirror changes with `file`, under the table's
+            // lock.
+            self.file_addr.store(Arc::as_ptr(to).addr(), Relaxed);
             core::mem::replace(&mut p.file, to.clone())
         };
         drop(old);
@@ -1011,8 +1026,9 @@ impl CmHandler for Context {
             // cannot do itself: hand it to the close workqueue, unless
             // userspace is destroying the context already (closing twice
             // is harmless; the check saves the work).
-            if is_live(&ctx) {
-                ctx.device.queue_close(ctx.clone());
+            let file = ctx.file();
+            if is_live(&file.device, &ctx) {
+                file.device.queue_close(ctx.clone());
             }
         }
     }
@@ -1037,3 +1053,8 @@ impl CmHandler for Context {
         outcome
     }
 }
+
+// A context's `Arc` (a 4-byte count, padded to 8, then the context) stays in
+// the `kmalloc-256` class: at 257 bytes it takes 512, and the memory cgroup
+// limits of `ucma_limits` (memcg_create_ids_enomem) no longer hold.
+const _: () = assert!(8 + core::mem::size_of::<Context>() <= 256);

@@ -29,6 +29,7 @@ use kernel::{
 
 use crate::{
     context::Context,
+    device::UcmaDevice,
     event::EventList,
     memcg::{
         GFP_ACCOUNTED,
@@ -57,6 +58,7 @@ impl Multicast {
     /// Joins `addr` on `ctx` and replies with the new multicast id through
     /// `reply`; the id becomes visible only once the reply is out.
     pub(crate) fn join(
+        device: &UcmaDevice,
         ctx: &Arc<Context>,
         uid: u64,
         addr: &[u8],
@@ -67,7 +69,7 @@ impl Multicast {
         let mut st = ctx.state.lock();
         // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
         st.cm_id_dev()?;
-        let r = ctx.device.multicasts.lock().reserve(GFP_ACCOUNTED_RAW)?;
+        let r = device.multicasts.lock().reserve(GFP_ACCOUNTED_RAW)?;
         let mc = Arc::new(
             Multicast {
                 id: r.id(),
@@ -146,11 +148,9 @@ impl Multicast {
     /// the groups when the id was destroyed). Every join the id kept was
     /// published (joins are published, and ids closed, under M), so each
     /// is unpublished here or by a LEAVE.
-    pub(crate) fn forget_all(mcs: impl Iterator<Item = Arc<Multicast>>) {
+    pub(crate) fn forget_all(device: &UcmaDevice, mcs: impl Iterator<Item = Arc<Multicast>>) {
         for mc in mcs {
-            let taken = mc
-                .ctx
-                .device
+            let taken = device
                 .multicasts
                 .lock()
                 .unpublish(mc.id, |m| core::ptr::eq(&*m, &*mc));

@@ -663,7 +663,7 @@ impl UcmaFile {
         // them with the listener's events too; the peer is rejected at once).
         for ev in events.iter() {
             if let Some(child) = ev.child() {
-                if let Some(cr) = child.unpublish() {
+                if let Some(cr) = child.unpublish(&self.device) {
                     child.destroy(cr);
                 }
             }
@@ -675,7 +675,7 @@ impl UcmaFile {
                 break;
             };
             let ctx = listed.into_arc();
-            if let Some(r) = ctx.unpublish() {
+            if let Some(r) = ctx.unpublish(&self.device) {
                 ctx.destroy(r);
             }
         }
@@ -1211,9 +1211,14 @@ impl UcmaFile {
             _ => return Err(EINVAL),
         };
         let ctx = Context::lookup(self, cmd.id)?;
-        Multicast::join(&ctx, cmd.uid, &cmd.addr[..addr_size], join_state, |mc_id| {
-            write_struct(cmd.response, &CreateIdResp { id: mc_id })
-        })
+        Multicast::join(
+            &self.device,
+            &ctx,
+            cmd.uid,
+            &cmd.addr[..addr_size],
+            join_state,
+            |mc_id| write_struct(cmd.response, &CreateIdResp { id: mc_id }),
+        )
     }
 
     fn leave_mcast(&self, p: UserPtr, out: usize) -> Result {
