@@ -449,7 +449,9 @@ impl Context {
         self.file.lock().file.clone()
     }
 
-    /// Whether the context belongs to `file` now.
+    /// Whether the context belongs to `file` now: exact under the id
+    /// table's lock, which MIGRATE_ID holds to move it; elsewhere it may
+    /// be stale by a concurrent MIGRATE_ID, as any unlocked read.
     pub(crate) fn belongs_to(&self, file: &UcmaFile) -> bool {
         self.file_addr.load(Relaxed) == core::ptr::from_ref(file).addr()
     }
