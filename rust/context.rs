@@ -311,9 +311,11 @@ pub(crate) struct Context {
     /// `ucma.c` checks `ctx->file` under `xa_lock`. Compared only, never
     /// followed: `file` keeps that file alive, so no other live file can
     /// have its address. (It replaced the context's `Arc<UcmaDevice>`, the
-    /// device being its file's: `Context` stays at 248 bytes, its `Arc` at
-    /// 256, the `kmalloc-256` class, which 8 bytes more would leave for
-    /// `kmalloc-512`; `Context`'s `Arc` size is asserted below.)
+    /// device being its file's: on the test kernels `Context` stays at 248
+    /// bytes, its `Arc` at 256, the `kmalloc-256` class, which 8 bytes more
+    /// would leave for `kmalloc-512`: `memcg_create_ids_enomem` fails then.
+    /// Not asserted at build time: lock debugging or `PREEMPT_RT` make the
+    /// locks, so the context, larger on other kernels.)
     file_addr: Atomic<usize>,
     /// User cookie for events; 0 until ACCEPT for a connect request's child
     /// (events are not delivered while 0).
@@ -1055,8 +1057,3 @@ impl CmHandler for Context {
         outcome
     }
 }
-
-// A context's `Arc` (a 4-byte count, padded to 8, then the context) stays in
-// the `kmalloc-256` class: at 257 bytes it takes 512, and the memory cgroup
-// limits of `ucma_limits` (memcg_create_ids_enomem) no longer hold.
-const _: () = assert!(8 + core::mem::size_of::<Context>() <= 256);
