@@ -1017,6 +1017,8 @@ impl CmHandler for Context {
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();
             let image = |r: &mut EventResp| *r = resp;
+            // Without a spare, the event is made from `resp` itself
+            // (`Event::new`): `new_with` would zero the image first.
             let _ = file.queue_new_event(
                 EventOrigin::Handler,
                 ctx.clone(),

@@ -596,8 +596,12 @@ impl UcmaFile {
                 drop(inner);
                 let ev = alloc(ctx, kind, image)?;
                 inner = self.lock();
-                let listed = ev.ctx().map(|c| &**c);
-                if let Some(refused) = listed.and_then(|c| inner.refuses(origin, c)) {
+                // `alloc` made an event about `ctx` (it has no other).
+                let refused = match ev.ctx() {
+                    Some(ctx) => inner.refuses(origin, ctx),
+                    None => None,
+                };
+                if let Some(refused) = refused {
                     drop(inner);
                     drop(ev);
                     return refused;
