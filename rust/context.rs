@@ -38,6 +38,7 @@ use kernel::{
         Arc,
         ArcBorrow,
         Mutex,
+        SetOnce,
         SpinLock, //
     },
     workqueue::{
@@ -147,10 +148,10 @@ impl IdState {
         }
     }
 
-    fn from_raw(raw: i32) -> Self {
+    fn from_raw(raw: i8) -> Self {
         Self::ALL
             .into_iter()
-            .find(|s| *s as i32 == raw)
+            .find(|s| *s as i8 == raw)
             .unwrap_or(IdState::Idle)
     }
 
@@ -237,27 +238,32 @@ impl IdCounts {
 }
 
 /// The command-side state of a context, under its command lock (M).
-pub(crate) struct ContextState {
-    /// The rdma_cm id; `None` once closed after a device removal (a zombie
-    /// that answers `ENXIO` until destroyed). It keeps the context's
-    /// multicast joins, each alive until left; whenever M is free, every
-    /// join it keeps is published in the multicast table (a join is
-    /// published under M).
-    cm_id: Option<CmId<Context>>,
-    /// The joins the id had when it was closed, whose multicast ids are
+pub(crate) enum ContextState {
+    /// The rdma_cm id. It keeps the context's multicast joins, each alive
+    /// until left; whenever M is free, every join it keeps is published in
+    /// the multicast table (a join is published under M).
+    Live(CmId<Context>),
+    /// The id was closed after a device removal (a zombie that answers
+    /// `ENXIO` until destroyed): the joins it had, whose multicast ids are
     /// freed when the context is destroyed.
-    closed_joins: Joins<Multicast>,
+    Closed(Joins<Multicast>),
 }
 
 impl ContextState {
     /// The live rdma_cm id, or `ENXIO` for a zombie.
     pub(crate) fn cm_id(&self) -> Result<&CmId<Context>> {
-        self.cm_id.as_ref().ok_or(ENXIO)
+        match self {
+            ContextState::Live(cm) => Ok(cm),
+            ContextState::Closed(_) => Err(ENXIO),
+        }
     }
 
     /// The live rdma_cm id, mutable (joins and leaves), or `ENXIO`.
     pub(crate) fn cm_id_mut(&mut self) -> Result<&mut CmId<Context>> {
-        self.cm_id.as_mut().ok_or(ENXIO)
+        match self {
+            ContextState::Live(cm) => Ok(cm),
+            ContextState::Closed(_) => Err(ENXIO),
+        }
     }
 
     /// The live rdma_cm id bound to a device (`ucma_get_ctx_dev`): `EINVAL`
@@ -286,6 +292,13 @@ pub(crate) struct UserEvent {
 
 /// One user-visible CM id.
 ///
+/// Its size is watched: on the test kernels (and Debian's, whose lock
+/// options are theirs) `Context` is 184 bytes, its `Arc` 192, the
+/// `kmalloc-192` class of `ucma.c`'s context; 8 bytes more would take it to
+/// `kmalloc-256`, and `memcg_create_ids_enomem` (ids a cgroup holds)
+/// fails then. Not asserted at build time: lock debugging, KCOV or
+/// `PREEMPT_RT` make the context larger on other kernels.
+///
 /// # Invariants
 ///
 /// The context is on no file's context list, or on the list of the file
@@ -310,12 +323,7 @@ pub(crate) struct Context {
     /// so that a lookup under that lock sees the file MIGRATE_ID left, as
     /// `ucma.c` checks `ctx->file` under `xa_lock`. Compared only, never
     /// followed: `file` keeps that file alive, so no other live file can
-    /// have its address. (It replaced the context's `Arc<UcmaDevice>`, the
-    /// device being its file's: on the test kernels `Context` stays at 248
-    /// bytes, its `Arc` at 256, the `kmalloc-256` class, which 8 bytes more
-    /// would leave for `kmalloc-512`: `memcg_create_ids_enomem` fails then.
-    /// Not asserted at build time: lock debugging or `PREEMPT_RT` make the
-    /// locks, so the context, larger on other kernels.)
+    /// have its address.
     file_addr: Atomic<usize>,
     /// User cookie for events; 0 until ACCEPT for a connect request's child
     /// (events are not delivered while 0).
@@ -326,14 +334,13 @@ pub(crate) struct Context {
     /// Events of this context in its file's queue (changed under the file's
     /// lock): a context with none is destroyed without scanning the queue.
     pub(crate) queued: Atomic<u32>,
-    /// Connect requests this listener may still queue.
-    backlog: Atomic<i32>,
-    /// The backlog LISTEN set.
-    backlog_limit: Atomic<i32>,
-    /// Connect requests of this listener queued and not fetched.
-    requests_queued: Atomic<i32>,
+    /// What LISTEN made of the context, once it was given one: its backlog
+    /// and its place on its file's listener list. (Kept apart, allocated by
+    /// the first LISTEN, for room: `Context` fits the `kmalloc-192` class
+    /// on the test kernels, as `ucma.c`'s context does.)
+    listener: SetOnce<Arc<Listener>>,
     /// What the id is doing ([`IdState`]); changed under `file`'s lock.
-    id_state: Atomic<i32>,
+    id_state: Atomic<i8>,
     /// Multicast joins not left; changed under `file`'s lock.
     joins: Atomic<u32>,
     /// Set once the rdma_cm id is closed: lookups answer `ENXIO`.
@@ -351,13 +358,77 @@ pub(crate) struct Context {
     list_tracker: AtomicTracker,
     /// Which file's list holds the context (see `TaggedList`).
     pub(crate) list_tag: ListTag,
+}
+
+/// What LISTEN adds to a context: its backlog, and its place on its file's
+/// listener list (for fdinfo). Made by the context's first LISTEN, it
+/// lives as long as the context; MIGRATE_ID moves it between listener
+/// lists with the context.
+#[pin_data]
+pub(crate) struct Listener {
+    /// The listening context's id.
+    pub(crate) id: u32,
+    /// Connect requests this listener may still queue.
+    backlog: Atomic<i32>,
+    /// The backlog LISTEN set.
+    backlog_limit: Atomic<i32>,
+    /// Connect requests of this listener queued and not fetched.
+    requests_queued: Atomic<i32>,
+    /// Whether the context's state is [`IdState::Listening`]; changed with
+    /// it, under the context's `file` lock.
+    listening: Atomic<bool>,
     /// Links of the file's listener list.
     #[pin]
-    listener_links: ListLinks<1>,
+    links: ListLinks,
     #[pin]
-    listener_tracker: AtomicTracker<1>,
-    /// Which file's listener list holds the context.
-    pub(crate) listener_tag: ListTag,
+    tracker: AtomicTracker,
+    /// Which file's listener list holds it.
+    pub(crate) tag: ListTag,
+}
+
+impl Listener {
+    fn new(id: u32) -> impl PinInit<Self> {
+        pin_init!(Listener {
+            id,
+            backlog: Atomic::new(0),
+            backlog_limit: Atomic::new(0),
+            requests_queued: Atomic::new(0),
+            listening: Atomic::new(false),
+            links <- ListLinks::new(),
+            tracker <- AtomicTracker::new(),
+            tag: ListTag::new(),
+        })
+    }
+
+    /// The listen backlog as `(used, limit)`, if the context is listening:
+    /// connect requests queued and not fetched, and the backlog LISTEN set.
+    pub(crate) fn backlog_use(&self) -> Option<(i32, i32)> {
+        self.listening.load(Relaxed).then(|| {
+            (
+                self.requests_queued.load(Relaxed),
+                self.backlog_limit.load(Relaxed),
+            )
+        })
+    }
+
+    /// Takes one backlog slot unless none is left.
+    fn backlog_take(&self) -> bool {
+        let mut cur = self.backlog.load(Relaxed);
+        loop {
+            if cur <= 0 {
+                return false;
+            }
+            match self.backlog.cmpxchg(cur, cur - 1, Relaxed) {
+                Ok(_) => return true,
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// Gives back one backlog slot.
+    fn backlog_put(&self) {
+        self.backlog.add(1, Relaxed);
+    }
 }
 
 /// The file a context belongs to, and whether the file's [`IdCounts`]
@@ -380,10 +451,10 @@ kernel::list::impl_list_item! {
 }
 
 kernel::list::impl_list_arc_safe! {
-    impl ListArcSafe<1> for Context { tracked_by listener_tracker: AtomicTracker<1>; }
+    impl ListArcSafe<0> for Listener { tracked_by tracker: AtomicTracker; }
 }
 kernel::list::impl_list_item! {
-    impl ListItem<1> for Context { using ListLinks { self.listener_links }; }
+    impl ListItem<0> for Listener { using ListLinks { self.links }; }
 }
 
 impl WorkItem for Context {
@@ -391,7 +462,8 @@ impl WorkItem for Context {
 
     fn run(this: Arc<Context>) {
         let _coverage = this.kcov.section();
-        // The joins stay in `closed_joins` until the context is destroyed.
+        // The joins stay in the closed state until the context is
+        // destroyed.
         let kept = this.close(false);
         drop(kept);
     }
@@ -411,13 +483,7 @@ impl Context {
         try_pin_init!(Context {
             id,
             qp_type,
-            state <- new_mutex!(
-                ContextState {
-                    cm_id: Some(cm_id),
-                    closed_joins: Joins::default(),
-                },
-                "Context::state"
-            ),
+            state <- new_mutex!(ContextState::Live(cm_id), "Context::state"),
             file <- new_spinlock!(
                 Placement {
                     file,
@@ -429,10 +495,8 @@ impl Context {
             uid: Atomic::new(uid),
             events_reported: Atomic::new(0),
             queued: Atomic::new(0),
-            backlog: Atomic::new(0),
-            backlog_limit: Atomic::new(0),
-            requests_queued: Atomic::new(0),
-            id_state: Atomic::new(id_state as i32),
+            listener: SetOnce::new(),
+            id_state: Atomic::new(id_state as i8),
             joins: Atomic::new(0),
             closed: Atomic::new(false),
             kcov,
@@ -440,9 +504,6 @@ impl Context {
             links <- ListLinks::new(),
             list_tracker <- AtomicTracker::new(),
             list_tag: ListTag::new(),
-            listener_links <- ListLinks::new(),
-            listener_tracker <- AtomicTracker::new(),
-            listener_tag: ListTag::new(),
         })
     }
 
@@ -481,9 +542,20 @@ impl Context {
     /// Moves the id to state `to`, and its file's counts with it.
     fn set_state(&self, to: IdState) {
         let p = self.file.lock();
-        let from = IdState::from_raw(self.id_state.xchg(to as i32, Relaxed));
+        let from = IdState::from_raw(self.id_state.xchg(to as i8, Relaxed));
         if p.counted {
             p.file.counts.moved(from, to);
+        }
+        self.note_listening(from, to);
+    }
+
+    /// Tells the listener part, if any, that the state moved from `from`
+    /// to `to`. Called under `file`'s lock, with the change.
+    fn note_listening(&self, from: IdState, to: IdState) {
+        if from == IdState::Listening || to == IdState::Listening {
+            if let Some(l) = self.listener.as_ref() {
+                l.listening.store(to == IdState::Listening, Relaxed);
+            }
         }
     }
 
@@ -497,24 +569,34 @@ impl Context {
         self.uid.store(uid, Release);
     }
 
-    /// Sets the listen backlog.
-    pub(crate) fn set_backlog(&self, backlog: i32) {
-        self.backlog_limit.store(backlog, Relaxed);
-        self.backlog.store(backlog, Release);
+    /// LISTEN's first step, under M: sets the listen backlog, on the
+    /// context's listener part, made now if it has none yet. Returns the
+    /// part, for the file's listener list.
+    pub(crate) fn set_backlog(&self, _held: &ContextState, backlog: i32) -> Result<&Arc<Listener>> {
+        if self.listener.as_ref().is_none() {
+            // Only LISTEN populates it, under M (which `_held` shows is
+            // held): no other populate runs meanwhile.
+            let new = Arc::pin_init(Listener::new(self.id), GFP_ACCOUNTED)?;
+            self.listener.populate(new);
+        }
+        let l = self.listener.as_ref().ok_or(EINVAL)?;
+        l.backlog_limit.store(backlog, Relaxed);
+        l.backlog.store(backlog, Release);
+        Ok(l)
     }
 
-    /// The listen backlog as `(used, limit)`: connect requests queued and
-    /// not fetched, and the backlog LISTEN set.
-    pub(crate) fn backlog_use(&self) -> (i32, i32) {
-        (
-            self.requests_queued.load(Relaxed),
-            self.backlog_limit.load(Relaxed),
-        )
+    /// The context's listener part, if LISTEN made one.
+    pub(crate) fn listener(&self) -> Option<&Arc<Listener>> {
+        self.listener.as_ref()
     }
 
-    /// GET_EVENT fetched one of this listener's connect requests.
+    /// GET_EVENT fetched one of this listener's connect requests: its
+    /// backlog slot is free again.
     pub(crate) fn request_fetched(&self) {
-        self.requests_queued.fetch_sub(1, Relaxed);
+        if let Some(l) = self.listener.as_ref() {
+            l.requests_queued.fetch_sub(1, Relaxed);
+            l.backlog_put();
+        }
     }
 
     /// What the id is doing.
@@ -527,12 +609,12 @@ impl Context {
     /// meanwhile (that state is newer).
     pub(crate) fn command_done(&self, from: IdState, to: IdState) {
         let p = self.file.lock();
-        let changed = self
-            .id_state
-            .cmpxchg(from as i32, to as i32, Relaxed)
-            .is_ok();
-        if changed && p.counted {
-            p.file.counts.moved(from, to);
+        let changed = self.id_state.cmpxchg(from as i8, to as i8, Relaxed).is_ok();
+        if changed {
+            if p.counted {
+                p.file.counts.moved(from, to);
+            }
+            self.note_listening(from, to);
         }
     }
 
@@ -554,25 +636,6 @@ impl Context {
         }
     }
 
-    /// Gives back one backlog slot (a connect request was fetched or dropped).
-    pub(crate) fn backlog_put(&self) {
-        self.backlog.add(1, Relaxed);
-    }
-
-    /// Takes one backlog slot unless none is left.
-    fn backlog_take(&self) -> bool {
-        let mut cur = self.backlog.load(Relaxed);
-        loop {
-            if cur <= 0 {
-                return false;
-            }
-            match self.backlog.cmpxchg(cur, cur - 1, Relaxed) {
-                Ok(_) => return true,
-                Err(actual) => cur = actual,
-            }
-        }
-    }
-
     /// CREATE_ID: a new context with a new rdma_cm id, its id reserved but
     /// not yet visible. The caller publishes it with [`Context::publish`]
     /// once the reply is out, or destroys it with [`Context::destroy`].
@@ -591,7 +654,7 @@ impl Context {
             Ok(ctx) => {
                 // The id is quiet until used, which needs the context
                 // published: nothing was missed.
-                if let Some(cm) = &ctx.state.lock().cm_id {
+                if let ContextState::Live(cm) = &*ctx.state.lock() {
                     let _ = cm.attach(ctx.clone());
                 }
                 Ok((ctx, r))
@@ -665,7 +728,7 @@ impl Context {
     /// several callers destroyed it) no handler runs and its multicast
     /// groups are left. With `take_joins` (the context's destruction),
     /// returns the joins of the id, whenever it was closed; without, keeps
-    /// them in `closed_joins` for that and returns none.
+    /// them in [`ContextState::Closed`] for that and returns none.
     fn close(&self, take_joins: bool) -> Joins<Multicast> {
         let (held, joins) = {
             let mut st = self.state.lock();
@@ -673,19 +736,17 @@ impl Context {
             // Destroyed under M, so that a second caller (DESTROY_ID racing
             // the device-removal work) waits until it is gone, as C's
             // cancel_work_sync() does. Handlers never take M.
-            let (held, joins) = match st.cm_id.take() {
-                Some(cm) => cm.destroy(),
-                None => (None, Joins::default()),
-            };
-            // The id is closed once (it is taken above): the joins of this
-            // close, or those an earlier close kept, one of them empty.
+            // The id is closed once: the joins of this close, or those an
+            // earlier close kept.
+            let (held, joins) =
+                match core::mem::replace(&mut *st, ContextState::Closed(Joins::default())) {
+                    ContextState::Live(cm) => cm.destroy(),
+                    ContextState::Closed(kept) => (None, kept),
+                };
             if take_joins {
-                let kept = core::mem::take(&mut st.closed_joins);
-                (held, if joins.is_empty() { kept } else { joins })
+                (held, joins)
             } else {
-                if !joins.is_empty() {
-                    st.closed_joins = joins;
-                }
+                *st = ContextState::Closed(joins);
                 (held, Joins::default())
             }
         };
@@ -814,7 +875,9 @@ impl Context {
             // From here on nothing fails: the child owns the id.
             let outcome = pending.attach(child.clone());
             r.publish(child);
-            listener.requests_queued.add(1, Relaxed);
+            if let Some(l) = listener.listener() {
+                l.requests_queued.add(1, Relaxed);
+            }
             inner.push_event(ev);
             (outcome, inner.to_wake())
         };
@@ -1049,12 +1112,13 @@ impl CmHandler for Context {
         ev: &CmEvent<'_, Context>,
     ) -> ConnectOutcome<'a> {
         let listener: Arc<Context> = listener.into();
-        if !listener.backlog_take() {
+        // A context LISTEN did not reach has no backlog at all.
+        let Some(part) = listener.listener().filter(|l| l.backlog_take()) else {
             return req.refuse(ENOMEM);
-        }
+        };
         let outcome = Self::try_connect_request(&listener, req, ev);
         if outcome.is_refused() {
-            listener.backlog_put();
+            part.backlog_put();
         }
         outcome
     }

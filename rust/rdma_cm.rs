@@ -727,29 +727,42 @@ struct Joined<J> {
 
 /// The multicast joins of a [`CmId`], each with its group address.
 pub struct Joins<J> {
-    list: KVec<Joined<J>>,
+    /// Boxed, made by the first join: most ids join nothing, and carry one
+    /// word for it rather than a vector's three.
+    list: Option<KBox<KVec<Joined<J>>>>,
 }
 
 impl<J> Default for Joins<J> {
     fn default() -> Self {
-        Joins { list: KVec::new() }
+        Joins { list: None }
     }
 }
 
 impl<J> Joins<J> {
     /// Each join and its group address, in the order they were made.
     pub fn iter(&self) -> impl Iterator<Item = (&SockAddr, &Arc<J>)> {
-        self.list.iter().map(|j| (&j.addr, &j.join))
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.list
+            .iter()
+            .flat_map(|list| list.iter())
+            .map(|j| (&j.addr, &j.join))
     }
 
     /// The joins, without their addresses.
     pub fn into_joins(self) -> impl Iterator<Item = Arc<J>> {
-        self.list.into_iter().map(|j| j.join)
+        self.list
+            .into_iter()
+            .flat_map(|list| KBox::into_inner(list).into_iter())
+            .map(|j| j.join)
+    }
+
+    /// The vector, made if there is none yet, with room for one more join.
+    fn room_for_one(&mut self, gfp: Flags) -> Result<&mut KVec<Joined<J>>> {
+        let list = match &mut self.list {
+            Some(list) => list,
+            none => none.insert(KBox::new(KVec::new(), gfp)?),
+        };
+        list.reserve(1, gfp)?;
+        Ok(list)
     }
 }
 
@@ -1263,7 +1276,7 @@ impl<H: CmHandler> CmId<H> {
             return Err(EBUSY);
         }
         // Room first: once joined, the reference must be kept.
-        self.joins.list.reserve(1, gfp)?;
+        self.joins.room_for_one(gfp)?;
         let mut a = addr.clone();
         let ctx = Arc::as_ptr(&join).cast_mut().cast::<c_void>();
         // SAFETY: `ptr` is live; `a` is valid; `ctx` stays alive while
@@ -1271,14 +1284,20 @@ impl<H: CmHandler> CmId<H> {
         to_result(unsafe {
             sys::rdma_join_multicast(self.used_raw(), a.as_mut_ptr(), join_state.0, ctx)
         })?;
-        // INVARIANT: the joined context is kept in `joins`. The room was
-        // reserved above, so the push succeeds; were it to fail, the
-        // reference is leaked rather than dropped while rdma_cm holds it.
-        if let Err(e) = self.joins.list.push_within_capacity(Joined {
+        // INVARIANT: the joined context is kept in `joins`. The vector and
+        // its room were made above, so the push succeeds; were it to fail,
+        // the reference is leaked rather than dropped while rdma_cm holds it.
+        let joined = Joined {
             addr: addr.clone(),
             join,
-        }) {
-            core::mem::forget(e);
+        };
+        match &mut self.joins.list {
+            Some(list) => {
+                if let Err(e) = list.push_within_capacity(joined) {
+                    core::mem::forget(e);
+                }
+            }
+            None => core::mem::forget(joined),
         }
         Ok(())
     }
@@ -1288,7 +1307,7 @@ impl<H: CmHandler> CmId<H> {
     /// this id.
     pub fn leave_multicast(&mut self, join: &Arc<H::Join>) -> Option<Arc<H::Join>> {
         let raw = self.used_raw();
-        let list = &mut self.joins.list;
+        let list = self.joins.list.as_mut()?;
         let i = list.iter().position(|j| Arc::ptr_eq(&j.join, join))?;
         let mut addr = list[i].addr.clone();
         // SAFETY: `ptr` is live; `addr` is valid.

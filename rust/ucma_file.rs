@@ -60,6 +60,7 @@ use crate::{
         Context,
         IdCounts,
         IdState,
+        Listener,
         UserEvent, //
     },
     device::{
@@ -121,7 +122,7 @@ use crate::{
 /// A context MIGRATE_ID took off its old file's lists, to list on the new.
 pub(crate) struct Migrating {
     listed: ListArc<Context>,
-    listener: Option<ListArc<Context, 1>>,
+    listener: Option<ListArc<Listener>>,
 }
 
 /// The fields of a [`UcmaFile`] protected by its lock (F).
@@ -135,9 +136,10 @@ pub(crate) struct FileInner {
     contexts: TaggedList<Context>,
     /// How many contexts `contexts` holds.
     listed: usize,
-    /// The contexts of `contexts` that LISTEN made listeners (some may have
-    /// left the listening state since), for fdinfo.
-    listeners: TaggedList<Context, 1>,
+    /// The listener parts of the contexts of `contexts` that LISTEN made
+    /// listeners (some may have left the listening state since), for
+    /// fdinfo.
+    listeners: TaggedList<Listener>,
     /// CREATE_IDs and MIGRATE_IDs refused, and connect requests dropped, for
     /// the `max_ids_per_file` cap (fdinfo).
     ids_refused: u64,
@@ -235,12 +237,17 @@ impl FileInner {
         Ok(())
     }
 
-    /// Lists `ctx`, a context of this file that LISTEN made a listener, on
-    /// the file's listeners (once).
-    pub(crate) fn list_listener(&mut self, ctx: &Arc<Context>) {
-        if let Ok(listener) = ListArc::try_from_arc(ctx.clone()) {
-            self.listeners.push_back(listener);
+    /// Lists `listener`, the listener part of a context of this file that
+    /// LISTEN made a listener, on the file's listeners (once).
+    pub(crate) fn list_listener(&mut self, listener: &Arc<Listener>) {
+        if let Ok(listed) = ListArc::try_from_arc(listener.clone()) {
+            self.listeners.push_back(listed);
         }
+    }
+
+    /// Takes `ctx`'s listener part, if any, off the file's listeners.
+    fn unlist_listener(&mut self, ctx: &Context) -> Option<ListArc<Listener>> {
+        self.listeners.remove(ctx.listener()?)
     }
 
     /// Takes `ctx` off the file's contexts (and listeners), if it is listed
@@ -249,7 +256,7 @@ impl FileInner {
         let listed = self.contexts.remove(ctx)?;
         self.listed -= 1;
         ctx.count_out();
-        drop(self.listeners.remove(ctx));
+        drop(self.unlist_listener(ctx));
         Some(listed)
     }
 
@@ -259,7 +266,7 @@ impl FileInner {
         let listed = self.contexts.pop_front()?;
         self.listed -= 1;
         listed.count_out();
-        drop(self.listeners.remove(&listed));
+        drop(self.unlist_listener(&listed));
         Some(listed)
     }
 
@@ -270,7 +277,7 @@ impl FileInner {
         self.listed -= 1;
         Some(Migrating {
             listed,
-            listener: self.listeners.remove(ctx),
+            listener: self.unlist_listener(ctx),
         })
     }
 
@@ -970,13 +977,14 @@ impl UcmaFile {
         } else {
             cmd.backlog
         };
-        ctx.set_backlog(backlog);
         let st = ctx.state.lock();
+        let cm = st.cm_id()?;
+        let listener = ctx.set_backlog(&st, backlog)?;
         let from = ctx.id_state();
-        st.cm_id()?.listen(backlog)?;
+        cm.listen(backlog)?;
         ctx.command_done(from, IdState::Listening);
         // M is held: the context is still this file's.
-        self.lock().list_listener(&ctx);
+        self.lock().list_listener(listener);
         Ok(())
     }
 
@@ -1096,7 +1104,6 @@ impl UcmaFile {
         if let Some(ctx) = ev.ctx() {
             ctx.events_reported.add(1, Relaxed);
             if ev.child().is_some() {
-                ctx.backlog_put();
                 ctx.request_fetched();
             }
         }
@@ -1339,10 +1346,9 @@ impl UcmaFile {
         seq_print!(m, "rdma_cm_events_max:\t{max_events}\n");
         seq_print!(m, "rdma_cm_events_refused:\t{}\n", inner.events_refused);
         seq_print!(m, "rdma_cm_mcast_joins:\t{}\n", state.counts.joins());
-        for ctx in inner.listeners.iter() {
-            if ctx.id_state() == IdState::Listening {
-                let (used, limit) = ctx.backlog_use();
-                seq_print!(m, "rdma_cm_listener:\t{} backlog {used}/{limit}\n", ctx.id);
+        for l in inner.listeners.iter() {
+            if let Some((used, limit)) = l.backlog_use() {
+                seq_print!(m, "rdma_cm_listener:\t{} backlog {used}/{limit}\n", l.id);
             }
         }
     }

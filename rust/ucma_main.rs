@@ -30,7 +30,10 @@ use kernel::{
 };
 
 use crate::{
-    context::Context,
+    context::{
+        Context,
+        Listener, //
+    },
     device::UcmaDevice,
     kcov::KcovHandle,
     tagged_list::impl_tagged,
@@ -164,7 +167,7 @@ impl_tagged! {
     impl Tagged<0> for Context { self.list_tag }
 }
 impl_tagged! {
-    impl Tagged<1> for Context { self.listener_tag }
+    impl Tagged<0> for Listener { self.tag }
 }
 
 /// The file operations of `/dev/infiniband/rdma_cm`, at one address
