@@ -38,6 +38,7 @@ use kernel::{
         Arc,
         ArcBorrow,
         Mutex,
+        MutexGuard,
         SetOnce,
         SpinLock, //
     },
@@ -361,9 +362,10 @@ pub(crate) struct Context {
 }
 
 /// What LISTEN adds to a context: its backlog, and its place on its file's
-/// listener list (for fdinfo). Made by the context's first LISTEN, it
-/// lives as long as the context; MIGRATE_ID moves it between listener
-/// lists with the context.
+/// listener list (for fdinfo). Made by the context's first LISTEN, it is
+/// on the listener list of the file whose context list holds the context,
+/// or on none (MIGRATE_ID moves it with the context; taking the context
+/// off a list takes it off too), and it is freed with the context.
 #[pin_data]
 pub(crate) struct Listener {
     /// The listening context's id.
@@ -569,13 +571,21 @@ impl Context {
         self.uid.store(uid, Release);
     }
 
-    /// LISTEN's first step, under M: sets the listen backlog, on the
-    /// context's listener part, made now if it has none yet. Returns the
-    /// part, for the file's listener list.
-    pub(crate) fn set_backlog(&self, _held: &ContextState, backlog: i32) -> Result<&Arc<Listener>> {
+    /// LISTEN, under M (`held`, this context's command lock; `EINVAL` for
+    /// another's): sets the listen backlog, on the context's listener part,
+    /// made now if it has none yet. Returns the part, for the file's
+    /// listener list.
+    pub(crate) fn set_backlog(
+        &self,
+        held: &MutexGuard<'_, ContextState>,
+        backlog: i32,
+    ) -> Result<&Arc<Listener>> {
+        if !core::ptr::eq(held.lock_ref(), &self.state) {
+            return Err(EINVAL);
+        }
         if self.listener.as_ref().is_none() {
-            // Only LISTEN populates it, under M (which `_held` shows is
-            // held): no other populate runs meanwhile.
+            // Only this populates it, under M: no other populate runs
+            // meanwhile, so this one succeeds.
             let new = Arc::pin_init(Listener::new(self.id), GFP_ACCOUNTED)?;
             self.listener.populate(new);
         }

@@ -755,14 +755,14 @@ impl<J> Joins<J> {
             .map(|j| j.join)
     }
 
-    /// The vector, made if there is none yet, with room for one more join.
-    fn room_for_one(&mut self, gfp: Flags) -> Result<&mut KVec<Joined<J>>> {
+    /// Makes the vector if there is none yet, with room for one more join.
+    fn room_for_one(&mut self, gfp: Flags) -> Result {
         let list = match &mut self.list {
             Some(list) => list,
             none => none.insert(KBox::new(KVec::new(), gfp)?),
         };
         list.reserve(1, gfp)?;
-        Ok(list)
+        Ok(())
     }
 }
 

@@ -237,9 +237,13 @@ impl FileInner {
         Ok(())
     }
 
-    /// Lists `listener`, the listener part of a context of this file that
-    /// LISTEN made a listener, on the file's listeners (once).
-    pub(crate) fn list_listener(&mut self, listener: &Arc<Listener>) {
+    /// Lists `listener`, the listener part of `ctx`, a context that LISTEN
+    /// made a listener, on the file's listeners (once), if `ctx` is on the
+    /// file's contexts.
+    pub(crate) fn list_listener(&mut self, ctx: &Context, listener: &Arc<Listener>) {
+        if !self.contexts.contains(ctx) {
+            return;
+        }
         if let Ok(listed) = ListArc::try_from_arc(listener.clone()) {
             self.listeners.push_back(listed);
         }
@@ -983,8 +987,11 @@ impl UcmaFile {
         let from = ctx.id_state();
         cm.listen(backlog)?;
         ctx.command_done(from, IdState::Listening);
-        // M is held: the context is still this file's.
-        self.lock().list_listener(listener);
+        // M is held, so MIGRATE_ID cannot move the context now; but it may
+        // have since the lookup (as in C, LISTEN goes on): the listener is
+        // listed on the file the context is on, if it is still listed there
+        // (not if that file's release took it).
+        ctx.file().lock().list_listener(&ctx, listener);
         Ok(())
     }
 
