@@ -676,19 +676,25 @@ impl Context {
         }
     }
 
-    /// Makes a created context visible: lists it on its file and publishes
-    /// its id. Gives the reservation back, with `EBADF`, if the file is being
-    /// released, or with `EMFILE` if it is full.
+    /// Makes a context [`Self::create`] made on `file` visible: lists it on
+    /// `file` and publishes its id, giving the table its reference. Gives
+    /// both back, with `EBADF`, if the file is being released, or with
+    /// `EMFILE` if it is full (`EINVAL` if `file` is not the context's,
+    /// which an unpublished context cannot leave: MIGRATE_ID cannot find
+    /// it).
+    #[expect(clippy::type_complexity, reason = "what the caller gets back")]
     pub(crate) fn publish<'d>(
-        self: &Arc<Self>,
+        this: Arc<Self>,
+        file: &UcmaFile,
         r: Reservation<'d, Arc<Context>>,
-    ) -> Result<(), (Reservation<'d, Arc<Context>>, Error)> {
-        let file = self.file();
-        let mut inner = file.lock();
-        if let Err(e) = inner.list_context(self) {
-            return Err((r, e));
+    ) -> Result<(), (Arc<Self>, Reservation<'d, Arc<Context>>, Error)> {
+        if !this.belongs_to(file) {
+            return Err((this, r, EINVAL));
         }
-        r.publish(self.clone());
+        if let Err(e) = file.lock().list_context(&this) {
+            return Err((this, r, e));
+        }
+        r.publish(this);
         Ok(())
     }
 
@@ -770,14 +776,33 @@ impl Context {
     /// takes it off its file's list and frees its id `r`. Returns the
     /// number of its events already delivered. O(1) unless events of the
     /// context are still queued.
-    pub(crate) fn destroy(self: &Arc<Self>, r: Reservation<'_, Arc<Context>>) -> u32 {
+    ///
+    /// `file` is the file the caller expects the context on (a DESTROY_ID's,
+    /// a release's); the context's own is taken when it is another.
+    pub(crate) fn destroy(
+        self: &Arc<Self>,
+        file: &UcmaFile,
+        r: Reservation<'_, Arc<Context>>,
+    ) -> u32 {
         // Waits for a command in progress on the context (MIGRATE_ID
         // included: afterwards `file` is final). One section of M: the
         // joins come back with the close.
         let joins = self.close(true);
+        if self.belongs_to(file) {
+            self.destroy_closed(file, joins, r)
+        } else {
+            self.destroy_closed(&self.file(), joins, r)
+        }
+    }
 
+    /// [`Self::destroy`] once closed, on the context's final `file`.
+    fn destroy_closed(
+        self: &Arc<Self>,
+        file: &UcmaFile,
+        joins: Joins<Multicast>,
+        r: Reservation<'_, Arc<Context>>,
+    ) -> u32 {
         let mut dropped = EventList::new();
-        let file = self.file();
         let (listed, reported) = {
             let mut inner = file.lock();
             inner.take_events_of(self, &mut dropped);
@@ -794,7 +819,7 @@ impl Context {
         for ev in dropped.iter() {
             if let Some(child) = ev.child() {
                 if let Some(cr) = child.unpublish(&file.device) {
-                    child.destroy(cr);
+                    child.destroy(file, cr);
                 }
             }
         }

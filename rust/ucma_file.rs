@@ -679,7 +679,7 @@ impl UcmaFile {
         for ev in events.iter() {
             if let Some(child) = ev.child() {
                 if let Some(cr) = child.unpublish(&self.device) {
-                    child.destroy(cr);
+                    child.destroy(self, cr);
                 }
             }
         }
@@ -691,7 +691,7 @@ impl UcmaFile {
             };
             let ctx = listed.into_arc();
             if let Some(r) = ctx.unpublish(&self.device) {
-                ctx.destroy(r);
+                ctx.destroy(self, r);
             }
         }
     }
@@ -818,13 +818,13 @@ impl UcmaFile {
         let (ctx, r) = Context::create(self, cmd.uid, ps, qp_type)?;
         // The id stays invisible until the reply is out.
         if let Err(e) = write_struct(cmd.response, &CreateIdResp { id: ctx.id }) {
-            ctx.destroy(r);
+            ctx.destroy(self, r);
             return Err(e);
         }
         // The file being written is not released, so this lists it unless it
         // is full.
-        ctx.publish(r).map_err(|(r, e)| {
-            ctx.destroy(r);
+        Context::publish(ctx, self, r).map_err(|(ctx, r, e)| {
+            ctx.destroy(self, r);
             e
         })
     }
@@ -835,7 +835,7 @@ impl UcmaFile {
         }
         let cmd: DestroyId = read_cmd(p)?;
         let (ctx, r) = Context::unpublish_id(self, cmd.id)?;
-        let events_reported = ctx.destroy(r);
+        let events_reported = ctx.destroy(self, r);
         write_struct(cmd.response, &DestroyIdResp { events_reported })
     }
 
