@@ -11,9 +11,10 @@
 //! 3. `UcmaFile::inner` (F): a file's event queue and context list.
 //! 4. The device's id tables, of contexts and of multicast joins (T):
 //!    xarray spinlocks, innermost but for 5; never both at once.
-//! 5. `Context::file`: a spinlock around the `Arc<UcmaFile>`, taken alone
-//!    or under T (MIGRATE_ID switches files under the context table's
-//!    lock, as C does under `xa_lock`).
+//! 5. `Context::file`: a spinlock around the `Arc<UcmaFile>`, innermost:
+//!    taken alone or under any of the above, nothing taken under it
+//!    (MIGRATE_ID switches files under the context table's lock, as C
+//!    does under `xa_lock`).
 
 #![forbid(unsafe_code)]
 
@@ -515,8 +516,11 @@ impl Context {
     }
 
     /// Whether the context belongs to `file` now: exact under the id
-    /// table's lock, which MIGRATE_ID holds to move it; elsewhere it may
-    /// be stale by a concurrent MIGRATE_ID, as any unlocked read.
+    /// table's lock, which MIGRATE_ID holds to move it, and wherever
+    /// MIGRATE_ID cannot run: on a context not yet published (MIGRATE_ID
+    /// cannot find it) and once it is closed (MIGRATE_ID moves only a live
+    /// id, under M, which the close takes). Elsewhere it may be stale by a
+    /// concurrent MIGRATE_ID, as any unlocked read.
     pub(crate) fn belongs_to(&self, file: &UcmaFile) -> bool {
         self.file_addr.load(Relaxed) == core::ptr::from_ref(file).addr()
     }
@@ -777,8 +781,11 @@ impl Context {
     /// number of its events already delivered. O(1) unless events of the
     /// context are still queued.
     ///
-    /// `file` is the file the caller expects the context on (a DESTROY_ID's,
-    /// a release's); the context's own is taken when it is another.
+    /// `file` is the file the caller expects the context on (the file of a
+    /// DESTROY_ID, a CREATE_ID that failed, a release, a destroyed
+    /// listener's children); the context's own is taken when it is another
+    /// (a child of a migrated listener). After the close the context's file
+    /// is final, so the check is exact (see [`Self::belongs_to`]).
     pub(crate) fn destroy(
         self: &Arc<Self>,
         file: &UcmaFile,
