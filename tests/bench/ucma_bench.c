@@ -328,6 +328,15 @@ static void bench_events(void)
 	report("events.poll_4_readers", events_per_s(4, 1, total), "ev/s");
 }
 
+/* The poll() figures alone, to profile them apart (events_poll). */
+static void bench_events_poll(void)
+{
+	long total = env_long("EVENTS", 100000);
+
+	report("events.poll_1_reader", events_per_s(1, 1, total), "ev/s");
+	report("events.poll_4_readers", events_per_s(4, 1, total), "ev/s");
+}
+
 /* --- memory ------------------------------------------------------------- */
 
 /* Slab plus vmalloc in use, in bytes. */
@@ -912,6 +921,8 @@ int main(int argc, char **argv)
 			bench_rtt();
 		else if (!strcmp(argv[i], "events"))
 			bench_events();
+		else if (!strcmp(argv[i], "events_poll"))
+			bench_events_poll();
 		else if (!strcmp(argv[i], "memory"))
 			bench_memory();
 		else if (!strcmp(argv[i], "scaling"))
@@ -926,7 +937,7 @@ int main(int argc, char **argv)
 			bench_insns();
 		else {
 			fprintf(stderr,
-				"usage: ucma_bench [rtt|events|memory|scaling|resolve|allocs|stall|insns]...\n");
+				"usage: ucma_bench [rtt|events|events_poll|memory|scaling|resolve|allocs|stall|insns]...\n");
 			return 2;
 		}
 	}
