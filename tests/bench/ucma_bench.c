@@ -364,7 +364,7 @@ static long kernel_bytes(void)
 
 /*
  * Freed objects of rdma_cm and RCU callbacks settle before a reading: the
- * reading once two taken 200 ms apart differ by under 16 kB (at most 5 s).
+ * reading once two taken 200 ms apart are within a page (at most 5 s).
  * A fixed 300 ms wait read the event phase's baseline while the slab of
  * the 100 000 ids closed before it could still be shrinking: C's rounds
  * showed 510 bytes per queued event where both modules' events take 512
@@ -378,7 +378,7 @@ static long settled_kernel_bytes(void)
 		usleep(200000);
 		prev = cur;
 		cur = kernel_bytes();
-		if (labs(cur - prev) < 16 * 1024)
+		if (labs(cur - prev) <= 4096)
 			break;
 	}
 	return cur;
