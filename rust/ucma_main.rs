@@ -192,6 +192,7 @@ impl MiscDevice for UcmaFile {
         UcmaFile::release_file(state);
     }
 
+    #[inline]
     fn write(
         state: ArcBorrow<'_, Self>,
         file: &WriteFile<'_>,
