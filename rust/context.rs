@@ -722,12 +722,13 @@ impl Context {
         file: &UcmaFile,
         id: u32,
     ) -> Result<(Arc<Self>, Reservation<'_, Arc<Context>>)> {
-        let mut table = file.device.contexts.lock();
-        let belongs = table.get(id).ok_or(ENOENT)?.belongs_to(file);
-        if !belongs {
-            return Err(EINVAL);
-        }
-        table.unpublish(id, |_| true).ok_or(ENOENT)
+        file.device.contexts.lock().unpublish_checked(id, |ctx| {
+            if ctx.belongs_to(file) {
+                Ok(())
+            } else {
+                Err(EINVAL)
+            }
+        })
     }
 
     /// Hides this context of `device` from lookups; `None` if someone else

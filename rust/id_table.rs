@@ -218,15 +218,25 @@ impl<'a, T: ForeignOwnable> IdTableGuard<'a, T> {
         id: u32,
         is_it: impl FnOnce(T::Borrowed<'_>) -> bool,
     ) -> Option<(T, Reservation<'a, T>)> {
+        self.unpublish_checked(id, |obj| if is_it(obj) { Ok(()) } else { Err(ENOENT) })
+            .ok()
+    }
+
+    /// [`Self::unpublish`] with the refusal's error: `ENOENT` if nothing is
+    /// published as `id`, `check`'s error if it refuses the object. One
+    /// lookup of the id.
+    pub(crate) fn unpublish_checked(
+        &mut self,
+        id: u32,
+        check: impl FnOnce(T::Borrowed<'_>) -> Result,
+    ) -> Result<(T, Reservation<'a, T>)> {
         // SAFETY: the lock is held.
         let p = unsafe { bindings::xa_load(self.xa(), id as usize) };
         if p.is_null() {
-            return None;
+            return Err(ENOENT);
         }
         // SAFETY: a non-zero entry came from `T::into_foreign`.
-        if !is_it(unsafe { T::borrow(p) }) {
-            return None;
-        }
+        check(unsafe { T::borrow(p) })?;
         // SAFETY: the lock is held. In an allocating xarray a NULL store
         // leaves the zero entry (the id stays reserved); over an existing
         // entry it allocates nothing.
@@ -235,7 +245,7 @@ impl<'a, T: ForeignOwnable> IdTableGuard<'a, T> {
         let obj = unsafe { T::from_foreign(p) };
         // INVARIANT: the slot holds the zero entry, reserved for this
         // `Reservation` alone (its object was taken, once, under the lock).
-        Some((
+        Ok((
             obj,
             Reservation {
                 id,
