@@ -653,17 +653,23 @@ impl Context {
     /// CREATE_ID: a new context with a new rdma_cm id, its id reserved but
     /// not yet visible. The caller publishes it with [`Context::publish`]
     /// once the reply is out, or destroys it with [`Context::destroy`].
-    pub(crate) fn create(
-        file: &Arc<UcmaFile>,
+    /// The context's reference to `file` is taken from `file` (not cloned).
+    pub(crate) fn create<'f>(
+        file: ArcBorrow<'_, UcmaFile>,
+        device: &'f UcmaDevice,
         uid: u64,
         ps: PortSpace,
         qp_type: QpType,
-    ) -> Result<(Arc<Self>, Reservation<'_, Arc<Context>>)> {
-        let r = file.device.contexts.lock().reserve(GFP_ACCOUNTED_RAW)?;
+    ) -> Result<(Arc<Self>, Reservation<'f, Arc<Context>>)> {
+        // The id goes to the table of the file's device.
+        if !core::ptr::eq(device, &*file.device) {
+            return Err(EINVAL);
+        }
+        let r = device.contexts.lock().reserve(GFP_ACCOUNTED_RAW)?;
         // The id goes into the context's initializer: if that fails, it is
         // dropped with it (destroyed).
         let init = CmId::new_user(ps, qp_type)
-            .map(|cm_id| Context::new(r.id(), file.clone(), uid, qp_type, cm_id, IdState::Idle));
+            .map(|cm_id| Context::new(r.id(), file.into(), uid, qp_type, cm_id, IdState::Idle));
         match init.and_then(|init| Arc::pin_init(init, GFP_ACCOUNTED)) {
             Ok(ctx) => {
                 // The id is quiet until used, which needs the context

@@ -26,37 +26,46 @@ use crate::{
 };
 
 /// The caps the module was loaded with (its parameters; 0: none).
+///
+/// # Invariants
+///
+/// `id_cap` and `event_cap` are the two parameters, `usize::MAX` for 0.
 #[derive(Clone, Copy)]
 pub(crate) struct Limits {
     /// `max_ids_per_file`, as loaded.
     pub(crate) max_ids_per_file_param: u32,
     /// `max_events_per_file`, as loaded.
     pub(crate) max_events_per_file_param: u32,
+    id_cap: usize,
+    event_cap: usize,
 }
 
 impl Limits {
     /// The module's parameters.
     fn loaded() -> Self {
+        let ids = tunables::max_ids_per_file_param();
+        let events = tunables::max_events_per_file_param();
+        let cap = |param: u32| match param {
+            0 => usize::MAX,
+            n => n as usize,
+        };
+        // INVARIANT: the caps are computed from the parameters here.
         Limits {
-            max_ids_per_file_param: tunables::max_ids_per_file_param(),
-            max_events_per_file_param: tunables::max_events_per_file_param(),
+            max_ids_per_file_param: ids,
+            max_events_per_file_param: events,
+            id_cap: cap(ids),
+            event_cap: cap(events),
         }
     }
 
-    /// The `max_ids_per_file` cap (`u32::MAX` for 0, no limit).
-    pub(crate) fn max_ids_per_file(&self) -> u32 {
-        match self.max_ids_per_file_param {
-            0 => u32::MAX,
-            n => n,
-        }
+    /// The `max_ids_per_file` cap (`usize::MAX` for 0, no limit).
+    pub(crate) fn max_ids_per_file(&self) -> usize {
+        self.id_cap
     }
 
-    /// The `max_events_per_file` cap (`u32::MAX` for 0, no limit).
-    pub(crate) fn max_events_per_file(&self) -> u32 {
-        match self.max_events_per_file_param {
-            0 => u32::MAX,
-            n => n,
-        }
+    /// The `max_events_per_file` cap (`usize::MAX` for 0, no limit).
+    pub(crate) fn max_events_per_file(&self) -> usize {
+        self.event_cap
     }
 }
 

@@ -174,7 +174,7 @@ impl FileInner {
     /// file was polled. A GET_EVENT or `poll()` that begins after this
     /// critical section takes the lock after it and finds the event, so
     /// no wake-up is owed to it (`poll()` marks the file polled under the
-    /// lock before it registers, and reads `queue_state`, which this
+    /// lock before it registers, and reads `state_mirror`, which this
     /// critical section's unlock stores, after).
     pub(crate) fn to_wake(&self) -> Wake {
         Wake {
@@ -188,7 +188,7 @@ impl FileInner {
     /// Whether one more context may be listed (`max_ids_per_file`). Counts a
     /// refusal when not.
     pub(crate) fn id_room(&mut self) -> bool {
-        let room = self.listed < self.limits.max_ids_per_file() as usize;
+        let room = self.listed < self.limits.max_ids_per_file();
         if !room {
             self.ids_refused += 1;
         }
@@ -202,7 +202,7 @@ impl FileInner {
     /// them check this cap), but ADDR_CHANGE and MULTICAST_ERROR come
     /// without one and may repeat, so only the memory cgroup bounds them.
     pub(crate) fn event_room(&mut self) -> bool {
-        let room = self.queued < self.limits.max_events_per_file() as usize;
+        let room = self.queued < self.limits.max_events_per_file();
         if !room {
             self.events_refused += 1;
         }
@@ -382,19 +382,22 @@ pub(crate) enum Queued {
     NotListed,
 }
 
-/// [`UcmaFile::queue_state`]: events are queued.
+/// [`UcmaFile::state_mirror`]: events are queued.
 const QUEUED: i32 = 1;
-/// [`UcmaFile::queue_state`]: `max_events_per_file` events are queued.
+/// [`UcmaFile::state_mirror`]: `max_events_per_file` events are queued.
 const AT_EVENT_CAP: i32 = 2;
+/// [`UcmaFile::state_mirror`]: `max_ids_per_file` contexts are listed.
+const AT_ID_CAP: i32 = 4;
 
 /// State of one open file of the uCMA device.
 ///
 /// # Invariants
 ///
-/// Whenever `inner` is unlocked, `queue_state` has [`QUEUED`] set if and
-/// only if `inner.events` is non-empty, and [`AT_EVENT_CAP`] if and only if
-/// it holds `max_events_per_file` events or more: it is updated only by
-/// [`FileGuard`]'s drop, before the lock is released.
+/// Whenever `inner` is unlocked, `state_mirror` has [`QUEUED`] set if and
+/// only if `inner.events` is non-empty, [`AT_EVENT_CAP`] if and only if
+/// it holds `max_events_per_file` events or more, and [`AT_ID_CAP`] if and
+/// only if `inner.listed` is `max_ids_per_file` or more: it is updated
+/// only by [`FileGuard`]'s drop, before the lock is released.
 #[pin_data]
 pub(crate) struct UcmaFile {
     /// The device the file is of.
@@ -407,8 +410,9 @@ pub(crate) struct UcmaFile {
     /// without the lock (as C's `ucma_poll()` reads `list_empty()`):
     /// pollers then never wait for the lock that every event's writer
     /// takes. Whether the queue is at its cap ([`AT_EVENT_CAP`]), for the
-    /// commands that report events to check without the lock.
-    queue_state: Atomic<i32>,
+    /// commands that report events to check without the lock, and the
+    /// context list at its own ([`AT_ID_CAP`]), for CREATE_ID's.
+    state_mirror: Atomic<i32>,
     /// Whether `poll()` marked `FileInner::polled` already (so that it
     /// takes the lock once, not at every call).
     polled: Atomic<bool>,
@@ -436,7 +440,7 @@ pub(crate) struct UcmaFile {
 
 /// The lock of a [`UcmaFile`]'s [`FileInner`]; on drop it records whether
 /// events are queued and whether they are at the cap
-/// ([`UcmaFile::queue_state`]), then unlocks.
+/// ([`UcmaFile::state_mirror`]), then unlocks.
 pub(crate) struct FileGuard<'a> {
     file: &'a UcmaFile,
     guard: Guard<'a, FileInner, MutexBackend>,
@@ -463,12 +467,15 @@ impl Drop for FileGuard<'_> {
         if !inner.events.is_empty() {
             state |= QUEUED;
         }
-        if inner.queued >= inner.limits.max_events_per_file() as usize {
+        if inner.queued >= inner.limits.max_events_per_file() {
             state |= AT_EVENT_CAP;
+        }
+        if inner.listed >= inner.limits.max_ids_per_file() {
+            state |= AT_ID_CAP;
         }
         // INVARIANT: stored under the lock, which `guard` releases after this.
         // Release: a poller that sees `QUEUED` sees the queued event.
-        self.file.queue_state.store(state, Release);
+        self.file.state_mirror.store(state, Release);
     }
 }
 
@@ -530,7 +537,7 @@ impl UcmaFile {
                     },
                     "UcmaFile::inner"
                 ),
-                queue_state: Atomic::new(0),
+                state_mirror: Atomic::new(0),
                 polled: Atomic::new(false),
                 counts: IdCounts::new(),
                 events_delivered: Atomic::new(0),
@@ -764,13 +771,13 @@ impl UcmaFile {
         // below the cap, these commands never wait for the lock the event
         // handler takes to queue.
         if req.command.reports_events()
-            && this_ref.queue_state.load(Relaxed) & AT_EVENT_CAP != 0
+            && this_ref.state_mirror.load(Relaxed) & AT_EVENT_CAP != 0
             && !this_ref.lock().event_room()
         {
             return Err(ENOBUFS);
         }
         match req.command {
-            Command::CreateId => Arc::from(this).create_id(p, out),
+            Command::CreateId => Self::create_id(this, p, out),
             Command::DestroyId => this_ref.destroy_id(p, out),
             Command::BindIp => this_ref.bind_ip(p),
             Command::Bind => this_ref.bind(p),
@@ -799,7 +806,8 @@ impl UcmaFile {
         }
     }
 
-    fn create_id(self: &Arc<Self>, p: UserPtr, out: usize) -> Result {
+    fn create_id(this: ArcBorrow<'_, Self>, p: UserPtr, out: usize) -> Result {
+        let file: &Self = &this;
         if out < core::mem::size_of::<CreateIdResp>() {
             return Err(ENOSPC);
         }
@@ -811,20 +819,21 @@ impl UcmaFile {
             _ => QpType::from_raw(cmd.qp_type.into()),
         };
         // The cap first, before rdma_cm allocates; publish() checks it again
-        // (concurrent CREATE_IDs may fill the file meanwhile).
-        if !self.lock().id_room() {
+        // (concurrent CREATE_IDs may fill the file meanwhile). The lock only when the lock-free state says the cap
+        // was reached (a DESTROY_ID may have made room since).
+        if file.state_mirror.load(Relaxed) & AT_ID_CAP != 0 && !file.lock().id_room() {
             return Err(EMFILE);
         }
-        let (ctx, r) = Context::create(self, cmd.uid, ps, qp_type)?;
+        let (ctx, r) = Context::create(this, &file.device, cmd.uid, ps, qp_type)?;
         // The id stays invisible until the reply is out.
         if let Err(e) = write_struct(cmd.response, &CreateIdResp { id: ctx.id }) {
-            ctx.destroy(self, r);
+            ctx.destroy(file, r);
             return Err(e);
         }
         // The file being written is not released, so this lists it unless it
         // is full.
-        Context::publish(ctx, self, r).map_err(|(ctx, r, e)| {
-            ctx.destroy(self, r);
+        Context::publish(ctx, file, r).map_err(|(ctx, r, e)| {
+            ctx.destroy(file, r);
             e
         })
     }
@@ -1286,7 +1295,7 @@ impl UcmaFile {
         table.register_wait(file, &self.poll_wait);
         // Acquire: pairs with the guard's store; a wake-up after an event
         // queued later finds this poller registered.
-        if self.queue_state.load(Acquire) & QUEUED == 0 {
+        if self.state_mirror.load(Acquire) & QUEUED == 0 {
             0
         } else {
             kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
