@@ -809,6 +809,27 @@ impl Context {
         }
     }
 
+    /// [`Self::destroy`] in a file's release, of a context the release took
+    /// off `file`'s list after it closed `file` to new events and took its
+    /// queued ones: there is nothing of the context left on `file` to take,
+    /// so the file's lock is not taken again. (A context on another file
+    /// than `file` by then, which the release cannot meet, would be
+    /// destroyed as by [`Self::destroy`].)
+    pub(crate) fn destroy_released(
+        self: &Arc<Self>,
+        file: &UcmaFile,
+        r: Reservation<'_, Arc<Context>>,
+    ) {
+        let joins = self.close(true);
+        if !self.belongs_to(file) {
+            self.destroy_closed(&self.file(), joins, r);
+            return;
+        }
+        // rdma_destroy_id() left the groups; free the joins' ids.
+        Multicast::forget_all(&file.device, joins);
+        r.release();
+    }
+
     /// [`Self::destroy`] once closed, on the context's final `file`.
     fn destroy_closed(
         self: &Arc<Self>,
@@ -839,7 +860,7 @@ impl Context {
         }
         drop(dropped);
         // rdma_destroy_id() left the groups; free the joins' ids.
-        Multicast::forget_all(&file.device, joins.into_joins());
+        Multicast::forget_all(&file.device, joins);
         r.release();
         reported
     }

@@ -37,6 +37,7 @@ use crate::{
     },
     rdma_cm::{
         JoinState,
+        Joins,
         SockAddr, //
     },
     ucma_file::UcmaFile, //
@@ -147,9 +148,17 @@ impl Multicast {
     /// Frees the ids of joins whose context is being destroyed (rdma_cm left
     /// the groups when the id was destroyed). Every join the id kept was
     /// published (joins are published, and ids closed, under M), so each
-    /// is unpublished here or by a LEAVE.
-    pub(crate) fn forget_all(device: &UcmaDevice, mcs: impl Iterator<Item = Arc<Multicast>>) {
-        for mc in mcs {
+    /// is unpublished here or by a LEAVE. Inline for the ids that never
+    /// joined (most): nothing to do.
+    #[inline]
+    pub(crate) fn forget_all(device: &UcmaDevice, joins: Joins<Multicast>) {
+        if !joins.never_joined() {
+            Self::forget_each(device, joins);
+        }
+    }
+
+    fn forget_each(device: &UcmaDevice, joins: Joins<Multicast>) {
+        for mc in joins.into_joins() {
             let taken = device
                 .multicasts
                 .lock()

@@ -747,6 +747,11 @@ impl<J> Joins<J> {
             .map(|j| (&j.addr, &j.join))
     }
 
+    /// Whether no join was ever made (none kept and none left).
+    pub fn never_joined(&self) -> bool {
+        self.list.is_none()
+    }
+
     /// The joins, without their addresses.
     pub fn into_joins(self) -> impl Iterator<Item = Arc<J>> {
         self.list

@@ -698,7 +698,7 @@ impl UcmaFile {
             };
             let ctx = listed.into_arc();
             if let Some(r) = ctx.unpublish(&self.device) {
-                ctx.destroy(self, r);
+                ctx.destroy_released(self, r);
             }
         }
     }

@@ -863,6 +863,32 @@ static long join_uid(int fd, uint32_t id, const char *group, uint64_t uid, uint3
 }
 
 /*
+ * A file's close frees the ids of its ids' multicast joins, as a
+ * DESTROY_ID does: a join made after the close gets the id the closed
+ * file's join had (join ids are lowest free first; no other join lives
+ * meanwhile). A join id the close kept would also keep its context.
+ */
+static void test_close_frees_joins(void)
+{
+	uint32_t id = ~0u, mc[2] = { ~0u, ~0u };
+	const char *failed = NULL;
+
+	for (int round = 0; round < 2 && !failed; round++) {
+		int fd = ucma_dev_open();
+
+		if (create_id(fd, 0x3c, RDMA_PS_UDP, &id) || bind_ip(fd, id, &rxe_addr))
+			failed = "UDP id on rxe";
+		else if (join_uid(fd, id, "239.1.5.3", 0xd, &mc[round]))
+			failed = "JOIN_IP_MCAST";
+		close(fd);
+	}
+	if (!failed && mc[1] != mc[0])
+		failed = "the join after the close got another id";
+	ktap_result(!failed, "close_frees_join_ids", "%s: join id %u, after the close %u", failed,
+		    mc[0], mc[1]);
+}
+
+/*
  * Two joins of one address on one id (a deliberate difference, see
  * Documentation/abi.rst). In the C module LEAVE of the first tears down
  * rdma_cm's join of the second (rdma_leave_multicast() takes the first
@@ -2168,6 +2194,12 @@ TEST_F_TIMEOUT(cmds, mcast_same_address, 30)
 {
 	ktap_header(1);
 	test_mcast_same_address();
+}
+
+TEST_F_TIMEOUT(cmds, close_frees_joins, 30)
+{
+	ktap_header(1);
+	test_close_frees_joins();
 }
 
 TEST_F_TIMEOUT(cmds, relied_on, 30)
