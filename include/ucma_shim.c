@@ -26,6 +26,19 @@
 #include <rdma/rdma_user_cm.h>
 
 /*
+ * The shims called per command or per event. Where the module's C is linked
+ * into the Rust code's bitcode (Kbuild, on a CONFIG_RUST_INLINE_HELPERS
+ * kernel) they are always inlined, as the kernel's own helpers are there:
+ * LLVM inlines nothing from C into Rust otherwise (see the kernel's
+ * rust/helpers/helpers.c). Elsewhere they are plain functions.
+ */
+#ifdef UCMA_INLINE_INTO_RUST
+#define __ucma_shim_hot __always_inline
+#else
+#define __ucma_shim_hot
+#endif
+
+/*
  * struct ib_client_nl_info: the one private ib_core type the client needs.
  * include/rdma/ib_verbs.h only declares it; its definition is in
  * drivers/infiniband/core/core_priv.h, which a kernel headers package does
@@ -84,7 +97,7 @@ const struct attribute_group **ucma_shim_misc_groups(void)
 	return ucma_groups;
 }
 
-bool ucma_shim_safe_file_access(struct file *filp)
+__ucma_shim_hot bool ucma_shim_safe_file_access(struct file *filp)
 {
 	if (ib_safe_file_access(filp))
 		return true;
@@ -94,17 +107,17 @@ bool ucma_shim_safe_file_access(struct file *filp)
 	return false;
 }
 
-struct mem_cgroup *ucma_shim_memcg_get_current(void)
+__ucma_shim_hot struct mem_cgroup *ucma_shim_memcg_get_current(void)
 {
 	return get_mem_cgroup_from_mm(current->mm);
 }
 
-void ucma_shim_memcg_put(struct mem_cgroup *memcg)
+__ucma_shim_hot void ucma_shim_memcg_put(struct mem_cgroup *memcg)
 {
 	mem_cgroup_put(memcg);
 }
 
-struct mem_cgroup *ucma_shim_set_active_memcg(struct mem_cgroup *memcg)
+__ucma_shim_hot struct mem_cgroup *ucma_shim_set_active_memcg(struct mem_cgroup *memcg)
 {
 	return set_active_memcg(memcg);
 }
@@ -131,12 +144,12 @@ void *ucma_shim_memdup_user_account(const void __user *src, size_t len)
 	return p;
 }
 
-u32 ucma_shim_index_nospec(u32 index, u32 size)
+__ucma_shim_hot u32 ucma_shim_index_nospec(u32 index, u32 size)
 {
 	return array_index_nospec(index, size);
 }
 
-size_t ucma_shim_kmalloc_max_size(void)
+__ucma_shim_hot size_t ucma_shim_kmalloc_max_size(void)
 {
 	return KMALLOC_MAX_SIZE;
 }
@@ -219,7 +232,7 @@ void ucma_shim_sysctl_unregister(void)
 	mutex_unlock(&ucma_ctl_table_lock);
 }
 
-int ucma_shim_max_backlog(void)
+__ucma_shim_hot int ucma_shim_max_backlog(void)
 {
 	return READ_ONCE(max_backlog);
 }
@@ -267,7 +280,7 @@ void ucma_shim_client_unregister(void)
 	mutex_unlock(&ucma_client_lock);
 }
 
-u64 ucma_shim_kcov_common_handle(void)
+__ucma_shim_hot u64 ucma_shim_kcov_common_handle(void)
 {
 #ifdef CONFIG_KCOV
 	return kcov_common_handle().val;
@@ -283,7 +296,7 @@ static bool ucma_kcov_collecting(void)
 }
 #endif
 
-bool ucma_shim_kcov_remote_start(u64 handle)
+__ucma_shim_hot bool ucma_shim_kcov_remote_start(u64 handle)
 {
 #ifdef CONFIG_KCOV
 #ifdef CONFIG_FAULT_INJECTION
@@ -317,7 +330,7 @@ bool ucma_shim_kcov_remote_start(u64 handle)
 #endif
 }
 
-void ucma_shim_kcov_remote_stop(void)
+__ucma_shim_hot void ucma_shim_kcov_remote_stop(void)
 {
 	kcov_remote_stop();
 }
