@@ -39,8 +39,8 @@
  *            asynchronous resolve, every task in the window).
  *   insns    guest instructions per command, counted by QEMU (the plugin
  *            tests/bench/insn_count.c, one vCPU): each figure's commands,
- *            INSNS_OPS of them (INSNS_OPS / 10 for resolve_addr and
- *            close_per_id's ids), run INSNS_REPEATS times between two
+ *            INSNS_OPS of them (INSNS_OPS / 10 for resolve_addr,
+ *            close_per_id's ids and open_close), run INSNS_REPEATS times between two
  *            marker instructions; prints "BENCH-MARKS <figure> <ops>"
  *            after each pair, and scripts/bench-report divides the
  *            plugin's counts (its log, insn-mark lines in the same order)
@@ -883,6 +883,12 @@ static void insns_figures(int fd, int null, const struct cmd_image *q, const str
 		close(cfd);
 		insns_window_end("close_per_id", ops / 10);
 	}
+
+	/* open() and close() of the device, no id on the file. */
+	insns_window_start();
+	for (long i = 0; i < ops / 10; i++)
+		close(bench_open());
+	insns_window_end("open_close", ops / 10);
 }
 
 /*
