@@ -44,7 +44,8 @@ use kernel::{
         Arc,
         ArcBorrow,
         CondVar,
-        Mutex, //
+        Mutex,
+        SetOnce, //
     },
     uaccess::UserPtr,
 };
@@ -153,8 +154,9 @@ pub(crate) struct FileInner {
     /// GET_EVENTs asleep on `event_wait` now (at most the number of tasks,
     /// which `PID_MAX_LIMIT` keeps below 2^22).
     sleepers: u32,
-    /// Whether `poll()` ever ran on the file: from then on `poll_wait` may
-    /// hold waiters (an epoll entry stays), and every event wakes it.
+    /// Whether `poll()` ever ran on the file: from then on `poll_wait` is
+    /// made and may hold waiters (an epoll entry stays), and every event
+    /// wakes it.
     polled: bool,
     /// Events GET_EVENT emptied, for the next events to reuse.
     spares: SpareEvents,
@@ -414,7 +416,7 @@ pub(crate) struct UcmaFile {
     /// context list at its own ([`AT_ID_CAP`]), for CREATE_ID's.
     state_mirror: Atomic<i32>,
     /// Whether `poll()` marked `FileInner::polled` already (so that it
-    /// takes the lock once, not at every call).
+    /// takes the lock once, not at every call), after it made `poll_wait`.
     polled: Atomic<bool>,
     /// The listed contexts by state, and their joins (fdinfo).
     pub(crate) counts: IdCounts,
@@ -434,8 +436,10 @@ pub(crate) struct UcmaFile {
     /// too) never takes the wake-up an event owes a GET_EVENT sleeper.
     /// Boxed: its drop frees it after an RCU grace period (`kfree_rcu`), where
     /// an inline `PollCondVar`'s drop waits one out (`synchronize_rcu()`),
-    /// which made every close of the file wait milliseconds.
-    poll_wait: PollCondVarBox,
+    /// which made every close of the file wait milliseconds. Made by the
+    /// first `poll()`, under the lock (most files are never polled: their
+    /// open and close then allocate, wake and free no queue).
+    poll_wait: SetOnce<PollCondVarBox>,
 }
 
 /// The lock of a [`UcmaFile`]'s [`FileInner`]; on drop it records whether
@@ -513,10 +517,6 @@ impl UcmaFile {
     /// calling process is the opener.
     pub(crate) fn new(device: &Arc<UcmaDevice>) -> Result<Arc<Self>> {
         let _coverage = KcovHandle::of_current().section();
-        let poll_wait = PollCondVarBox::new(
-            kernel::c_str!("UcmaFile::poll_wait"),
-            kernel::static_lock_class!(),
-        )?;
         Arc::pin_init(
             pin_init!(Self {
                 device: device.clone(),
@@ -544,7 +544,7 @@ impl UcmaFile {
                 memcg: MemCgroup::of_current(),
                 kcov: KcovHandle::of_current(),
                 event_wait <- new_condvar!("UcmaFile::event_wait"),
-                poll_wait,
+                poll_wait: SetOnce::new(),
             }),
             GFP_ACCOUNTED,
         )
@@ -637,8 +637,11 @@ impl UcmaFile {
         if wake.readers {
             self.event_wait.notify_all();
         }
+        // `polled` is set with the queue made: `as_ref` is `Some`.
         if wake.pollers {
-            self.poll_wait.notify_all();
+            if let Some(poll_wait) = self.poll_wait.as_ref() {
+                poll_wait.notify_all();
+            }
         }
     }
 
@@ -655,8 +658,11 @@ impl UcmaFile {
         if wake.readers {
             self.event_wait.notify_one();
         }
+        // `polled` is set with the queue made: `as_ref` is `Some`.
         if wake.pollers {
-            self.poll_wait.notify_one();
+            if let Some(poll_wait) = self.poll_wait.as_ref() {
+                poll_wait.notify_one();
+            }
         }
     }
 
@@ -1285,14 +1291,14 @@ impl UcmaFile {
     }
 
     /// `poll()`: readable when an event is queued. Never writable, as in C.
+    /// `POLLERR` if the file's first poll finds no memory for the wait
+    /// queue (where C's open would have failed with `ENOMEM`; the next
+    /// poll tries again).
     pub(crate) fn poll(&self, file: &File, table: PollTable<'_>) -> u32 {
-        // Marked under the lock, before the registration (see
-        // `FileInner::to_wake`); once, then `polled` says it is done.
-        if !self.polled.load(Relaxed) {
-            self.lock().polled = true;
-            self.polled.store(true, Relaxed);
-        }
-        table.register_wait(file, &self.poll_wait);
+        let Some(poll_wait) = self.poll_wait() else {
+            return kernel::bindings::POLLERR;
+        };
+        table.register_wait(file, poll_wait);
         // Acquire: pairs with the guard's store; a wake-up after an event
         // queued later finds this poller registered.
         if self.state_mirror.load(Acquire) & QUEUED == 0 {
@@ -1300,6 +1306,28 @@ impl UcmaFile {
         } else {
             kernel::bindings::POLLIN | kernel::bindings::POLLRDNORM
         }
+    }
+
+    /// `poll()`'s wait queue: made by the file's first `poll()`, which
+    /// marks the file polled under the lock, with the queue made and before
+    /// the registration (see `FileInner::to_wake`); `polled` then says it
+    /// is done. `None` if there is no memory for it.
+    fn poll_wait(&self) -> Option<&PollCondVarBox> {
+        // Acquire: pairs with the store below; the queue is seen made.
+        if !self.polled.load(Acquire) {
+            let made = PollCondVarBox::new(
+                kernel::c_str!("UcmaFile::poll_wait"),
+                kernel::static_lock_class!(),
+            )
+            .ok()?;
+            let mut inner = self.lock();
+            // A concurrent first poll may have made one: `made` is dropped
+            // then (no one waits on it).
+            self.poll_wait.populate(made);
+            inner.polled = true;
+            self.polled.store(true, Release);
+        }
+        self.poll_wait.as_ref()
     }
 }
 

@@ -20,6 +20,7 @@
  * "ucma_failnth WORD" runs the paths whose name contains WORD.
  */
 #define _GNU_SOURCE
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -454,6 +455,34 @@ static long t_open(struct setup *s)
 }
 
 /*
+ * The first poll() of a file: ucma_rs makes the file's poll wait queue
+ * then; without memory it answers POLLERR, reported here as ENOMEM, and
+ * the next poll() tries again and must work. One that still answers
+ * POLLERR returns errno 0, which the sweep counts as no plain errno.
+ */
+static long t_first_poll(struct setup *s)
+{
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+	short first;
+
+	if (poll(&p, 1, 0) < 0)
+		return -1;
+	first = p.revents;
+	p.revents = 0;
+	if (poll(&p, 1, 0) < 0)
+		return -1;
+	if (p.revents & POLLERR) {
+		errno = 0;
+		return -1;
+	}
+	if (first & POLLERR) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * A scenario marked NOWARN must also fail its allocations without a report
  * in the kernel log: warn_alloc()'s "page allocation failure", or (what an
  * injected page allocation failure prints instead, the injection coming
@@ -500,6 +529,11 @@ FIXTURE_VARIANT(failnth)
 FIXTURE_VARIANT_ADD(failnth, open)
 {
 	.sc = { "open", s_files, t_open, 0 },
+};
+
+FIXTURE_VARIANT_ADD(failnth, first_poll)
+{
+	.sc = { "first_poll", s_files, t_first_poll, 0 },
 };
 
 FIXTURE_VARIANT_ADD(failnth, create_id)
