@@ -119,9 +119,13 @@ impl SpareEvents {
         }
     }
 
-    /// Gives up every spare (to be freed outside the file's lock).
-    pub(crate) fn take_all(&mut self) -> SpareEvents {
-        core::mem::replace(self, SpareEvents::new())
+    /// Gives up every spare (to be freed outside the file's lock); `None`
+    /// if there is none (nothing to move out and drop).
+    pub(crate) fn take_all(&mut self) -> Option<SpareEvents> {
+        if self.len == 0 {
+            return None;
+        }
+        Some(core::mem::replace(self, SpareEvents::new()))
     }
 }
 

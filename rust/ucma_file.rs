@@ -679,11 +679,13 @@ impl UcmaFile {
     /// O(contexts + events).
     pub(crate) fn release(&self) {
         let mut events = EventList::new();
-        let spares = {
+        // The first context is taken off the list here already: one lock
+        // section fewer (an empty file's release takes the lock once).
+        let (spares, mut next) = {
             let mut inner = self.lock();
             inner.closed = true;
             inner.take_events(&mut events, |_| true);
-            inner.spares.take_all()
+            (inner.spares.take_all(), inner.pop_context())
         };
         // The children of unfetched connect requests die with them, now: a
         // listener migrated here brought its queued requests along, but
@@ -698,14 +700,14 @@ impl UcmaFile {
         }
         drop(events);
         drop(spares);
-        loop {
-            let Some(listed) = self.lock().pop_context() else {
-                break;
-            };
+        // A context destroyed above as a request's child is no longer
+        // published: `unpublish` finds it gone.
+        while let Some(listed) = next {
             let ctx = listed.into_arc();
             if let Some(r) = ctx.unpublish(&self.device) {
                 ctx.destroy_released(self, r);
             }
+            next = self.lock().pop_context();
         }
     }
 
