@@ -58,7 +58,10 @@ use crate::{
     },
     id_table::Reservation,
     kcov::KcovHandle,
-    marshal::event_resp,
+    marshal::{
+        event_resp,
+        write_event_resp, //
+    },
     memcg::{
         HandlerGfp, //
         GFP_ACCOUNTED,
@@ -1139,25 +1142,23 @@ impl CmHandler for Context {
         // its uid; accept will just fail later.
         let uid = ctx.uid();
         if uid != 0 {
-            let (kind, resp) = match ev.join() {
-                Some(mc) => (
-                    EventKind::Multicast(mc.into()),
-                    event_resp(ev, mc.uid, mc.id, ctx.qp_type),
-                ),
+            let (kind, uid, id) = match ev.join() {
+                Some(mc) => (EventKind::Multicast(mc.into()), mc.uid, mc.id),
                 None if ev.is_multicast() => return,
-                None => (EventKind::Plain, event_resp(ev, uid, ctx.id, ctx.qp_type)),
+                None => (EventKind::Plain, uid, ctx.id),
             };
             // Charged to the file's opener: this runs in a kernel worker.
             let file = ctx.file();
-            let image = |r: &mut EventResp| *r = resp;
-            // Without a spare, the event is made from `resp` itself
-            // (`Event::new`): `new_with` would zero the image first.
+            // The image is written into the event in place, a spare's or a
+            // new one's.
+            let qp_type = ctx.qp_type;
+            let image = |r: &mut EventResp| write_event_resp(ev, uid, id, qp_type, r);
             let _ = file.queue_new_event(
                 EventOrigin::Handler,
                 ctx.clone(),
                 kind,
                 image,
-                |ctx, kind, _| file.charged(|gfp| Event::new(ctx, kind, resp, gfp.flags)),
+                |ctx, kind, image| file.charged(|gfp| Event::new_with(ctx, kind, image, gfp.flags)),
             );
         }
         if ev.kind() == EventType::DEVICE_REMOVAL {
