@@ -13,8 +13,12 @@
 #![forbid(unsafe_code)]
 
 use kernel::{
+    new_poll_condvar,
     prelude::*,
-    sync::Arc, //
+    sync::{
+        poll::PollCondVar,
+        Arc, //
+    },
 };
 
 use crate::{
@@ -33,9 +37,9 @@ use crate::{
 #[derive(Clone, Copy)]
 pub(crate) struct Limits {
     /// `max_ids_per_file`, as loaded.
-    pub(crate) max_ids_per_file_param: u32,
+    max_ids_per_file_param: u32,
     /// `max_events_per_file`, as loaded.
-    pub(crate) max_events_per_file_param: u32,
+    max_events_per_file_param: u32,
     id_cap: usize,
     event_cap: usize,
 }
@@ -56,6 +60,16 @@ impl Limits {
             id_cap: cap(ids),
             event_cap: cap(events),
         }
+    }
+
+    /// The `max_ids_per_file` parameter, as loaded (0: no limit).
+    pub(crate) fn max_ids_per_file_param(&self) -> u32 {
+        self.max_ids_per_file_param
+    }
+
+    /// The `max_events_per_file` parameter, as loaded (0: no limit).
+    pub(crate) fn max_events_per_file_param(&self) -> u32 {
+        self.max_events_per_file_param
     }
 
     /// The `max_ids_per_file` cap (`usize::MAX` for 0, no limit).
@@ -83,6 +97,11 @@ pub(crate) struct UcmaDevice {
     close_wq: OwnedQueue,
     /// The module's caps.
     pub(crate) limits: Limits,
+    /// The `poll()` wait queue of the files whose first poll found no
+    /// memory for a queue of their own; woken whole by an event of any of
+    /// them (a spurious wake-up of the others' pollers is harmless).
+    #[pin]
+    pub(crate) poll_shared: PollCondVar,
 }
 
 impl UcmaDevice {
@@ -93,6 +112,7 @@ impl UcmaDevice {
             multicasts <- IdTable::new(),
             close_wq: OwnedQueue::new(c"ucma_rs_close")?,
             limits: Limits::loaded(),
+            poll_shared <- new_poll_condvar!("UcmaDevice::poll_shared"),
         }? Error)
     }
 

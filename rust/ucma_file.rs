@@ -38,6 +38,7 @@ use kernel::{
         },
         new_condvar,
         poll::{
+            PollCondVar,
             PollCondVarBox,
             PollTable, //
         },
@@ -155,7 +156,7 @@ pub(crate) struct FileInner {
     /// which `PID_MAX_LIMIT` keeps below 2^22).
     sleepers: u32,
     /// Whether `poll()` ever ran on the file: from then on `poll_wait` is
-    /// made and may hold waiters (an epoll entry stays), and every event
+    /// chosen and may hold waiters (an epoll entry stays), and every event
     /// wakes it.
     polled: bool,
     /// Events GET_EVENT emptied, for the next events to reuse.
@@ -416,7 +417,7 @@ pub(crate) struct UcmaFile {
     /// context list at its own ([`AT_ID_CAP`]), for CREATE_ID's.
     state_mirror: Atomic<i32>,
     /// Whether `poll()` marked `FileInner::polled` already (so that it
-    /// takes the lock once, not at every call), after it made `poll_wait`.
+    /// takes the lock once, not at every call), after it chose `poll_wait`.
     polled: Atomic<bool>,
     /// The listed contexts by state, and their joins (fdinfo).
     pub(crate) counts: IdCounts,
@@ -436,15 +437,16 @@ pub(crate) struct UcmaFile {
     /// too) never takes the wake-up an event owes a GET_EVENT sleeper.
     /// Boxed: its drop frees it after an RCU grace period (`kfree_rcu`), where
     /// an inline `PollCondVar`'s drop waits one out (`synchronize_rcu()`),
-    /// which made every close of the file wait milliseconds. Made by the
+    /// which made every close of the file wait milliseconds. Chosen by the
     /// first `poll()`, under the lock (most files are never polled: their
-    /// open and close then allocate, wake and free no queue).
-    poll_wait: SetOnce<PollCondVarBox>,
+    /// open and close then allocate, wake and free no queue): the file's
+    /// own, or the device's shared one when there is no memory for it.
+    poll_wait: SetOnce<PollQueue>,
 }
 
 /// The lock of a [`UcmaFile`]'s [`FileInner`]; on drop it records whether
-/// events are queued and whether they are at the cap
-/// ([`UcmaFile::state_mirror`]), then unlocks.
+/// events are queued, whether they are at their cap and whether the
+/// contexts are at theirs ([`UcmaFile::state_mirror`]), then unlocks.
 pub(crate) struct FileGuard<'a> {
     file: &'a UcmaFile,
     guard: Guard<'a, FileInner, MutexBackend>,
@@ -637,11 +639,8 @@ impl UcmaFile {
         if wake.readers {
             self.event_wait.notify_all();
         }
-        // `polled` is set with the queue made: `as_ref` is `Some`.
         if wake.pollers {
-            if let Some(poll_wait) = self.poll_wait.as_ref() {
-                poll_wait.notify_all();
-            }
+            self.poll_queue().notify_all();
         }
     }
 
@@ -658,10 +657,11 @@ impl UcmaFile {
         if wake.readers {
             self.event_wait.notify_one();
         }
-        // `polled` is set with the queue made: `as_ref` is `Some`.
         if wake.pollers {
-            if let Some(poll_wait) = self.poll_wait.as_ref() {
-                poll_wait.notify_one();
+            match self.poll_wait.as_ref() {
+                Some(PollQueue::Own(queue)) => queue.notify_one(),
+                // The device's queue is shared: every waiter on it is woken.
+                _ => self.device.poll_shared.notify_all(),
             }
         }
     }
@@ -827,8 +827,9 @@ impl UcmaFile {
             _ => QpType::from_raw(cmd.qp_type.into()),
         };
         // The cap first, before rdma_cm allocates; publish() checks it again
-        // (concurrent CREATE_IDs may fill the file meanwhile). The lock only when the lock-free state says the cap
-        // was reached (a DESTROY_ID may have made room since).
+        // (concurrent CREATE_IDs may fill the file meanwhile). The lock only
+        // when the lock-free state says the cap was reached (a DESTROY_ID
+        // may have made room since).
         if file.state_mirror.load(Relaxed) & AT_ID_CAP != 0 && !file.lock().id_room() {
             return Err(EMFILE);
         }
@@ -1293,14 +1294,11 @@ impl UcmaFile {
     }
 
     /// `poll()`: readable when an event is queued. Never writable, as in C.
-    /// `POLLERR` if the file's first poll finds no memory for the wait
-    /// queue (where C's open would have failed with `ENOMEM`; the next
-    /// poll tries again).
     pub(crate) fn poll(&self, file: &File, table: PollTable<'_>) -> u32 {
-        let Some(poll_wait) = self.poll_wait() else {
-            return kernel::bindings::POLLERR;
-        };
-        table.register_wait(file, poll_wait);
+        if !self.polled.load(Acquire) {
+            self.first_poll();
+        }
+        table.register_wait(file, self.poll_queue());
         // Acquire: pairs with the guard's store; a wake-up after an event
         // queued later finds this poller registered.
         if self.state_mirror.load(Acquire) & QUEUED == 0 {
@@ -1310,27 +1308,47 @@ impl UcmaFile {
         }
     }
 
-    /// `poll()`'s wait queue: made by the file's first `poll()`, which
-    /// marks the file polled under the lock, with the queue made and before
-    /// the registration (see `FileInner::to_wake`); `polled` then says it
-    /// is done. `None` if there is no memory for it.
-    fn poll_wait(&self) -> Option<&PollCondVarBox> {
-        // Acquire: pairs with the store below; the queue is seen made.
-        if !self.polled.load(Acquire) {
-            let made = PollCondVarBox::new(
-                kernel::c_str!("UcmaFile::poll_wait"),
-                kernel::static_lock_class!(),
-            )
-            .ok()?;
-            let mut inner = self.lock();
-            // A concurrent first poll may have made one: `made` is dropped
-            // then (no one waits on it).
-            self.poll_wait.populate(made);
-            inner.polled = true;
-            self.polled.store(true, Release);
-        }
-        self.poll_wait.as_ref()
+    /// The file's first `poll()`: makes the file's wait queue (the device's
+    /// shared one if there is no memory for it) and marks the file polled,
+    /// under the lock, before the registration (see `FileInner::to_wake`).
+    /// `polled` then says it is done (Release: a poll that reads it with
+    /// Acquire sees the queue chosen).
+    fn first_poll(&self) {
+        let queue = match PollCondVarBox::new(
+            kernel::c_str!("UcmaFile::poll_wait"),
+            kernel::static_lock_class!(),
+        ) {
+            Ok(own) => PollQueue::Own(own),
+            Err(_) => PollQueue::Shared,
+        };
+        let mut inner = self.lock();
+        // A concurrent first poll may have chosen one: `queue` is dropped
+        // then (no one waits on it).
+        self.poll_wait.populate(queue);
+        inner.polled = true;
+        self.polled.store(true, Release);
     }
+
+    /// The queue `poll()` registers on and an event wakes: the file's own,
+    /// or the device's shared one, also before the first poll chose (when
+    /// no one waits on any).
+    fn poll_queue(&self) -> &PollCondVar {
+        match self.poll_wait.as_ref() {
+            Some(PollQueue::Own(queue)) => queue,
+            _ => &self.device.poll_shared,
+        }
+    }
+}
+
+/// Where a file's `poll()` waiters wait, chosen by its first poll.
+enum PollQueue {
+    /// The file's own queue.
+    Own(PollCondVarBox),
+    /// The device's shared queue ([`UcmaDevice::poll_shared`]): the first
+    /// poll found no memory for one of the file's own. A poll must register
+    /// on some queue: epoll registers once, in `EPOLL_CTL_ADD`, so a poll
+    /// that registered nowhere would leave its entry asleep for good.
+    Shared,
 }
 
 impl UcmaFile {
@@ -1378,8 +1396,8 @@ impl UcmaFile {
         }
         // The caps as loaded (0: none), and what they refused on this file.
         let (max_ids, max_events) = (
-            state.device.limits.max_ids_per_file_param,
-            state.device.limits.max_events_per_file_param,
+            state.device.limits.max_ids_per_file_param(),
+            state.device.limits.max_events_per_file_param(),
         );
         seq_print!(m, "rdma_cm_ids_max:\t{max_ids}\n");
         seq_print!(m, "rdma_cm_ids_refused:\t{}\n", inner.ids_refused);
