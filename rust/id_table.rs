@@ -235,8 +235,10 @@ impl<'a, T: ForeignOwnable> IdTableGuard<'a, T> {
         if p.is_null() {
             return Err(ENOENT);
         }
-        // SAFETY: a non-zero entry came from `T::into_foreign`.
-        check(unsafe { T::borrow(p) })?;
+        // SAFETY: a non-zero entry came from `T::into_foreign`; the table
+        // keeps it while the guard (and so `obj`) is borrowed.
+        let obj = unsafe { T::borrow(p) };
+        check(obj)?;
         // SAFETY: the lock is held. In an allocating xarray a NULL store
         // leaves the zero entry (the id stays reserved); over an existing
         // entry it allocates nothing.
