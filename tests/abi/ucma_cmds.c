@@ -823,6 +823,65 @@ static void test_connect_request_layout(void)
 	close(fl);
 }
 
+/*
+ * An event's param holds nothing of an earlier event on the file. The C
+ * module allocates every event zeroed; ucma_rs reuses the memory of
+ * fetched events, so an event written into one must clear what it does not
+ * set. The longest image is a UD CONNECT_REQUEST's (a SIDR request from a
+ * PS_UDP client to a PS_UDP listener): ud.private_data_len, at byte 296 of
+ * the param, is past all of the conn layout's 272 bytes. After it is
+ * fetched, an address resolution on the listener's file (a TCP id) must
+ * bring an ADDR_RESOLVED whose param is all zero, as in C.
+ */
+static void test_spare_event_param(void)
+{
+	static const uint8_t pd[8] = "spare!";
+	struct rdma_ucm_connect c = { 0 };
+	struct rdma_ucm_event_resp ev;
+	struct sockaddr_in a = rxe_addr;
+	int fl = ucma_dev_open();
+	int fc = ucma_dev_open();
+	const char *failed = NULL;
+	uint32_t l = ~0u, u = ~0u, t = ~0u;
+	uint8_t ud_len = 0;
+	size_t nonzero = 0;
+
+	a.sin_port = htons(7474);
+	if (create_id(fl, 8, RDMA_PS_UDP, &l) || bind_ip(fl, l, &a) || listen_id(fl, l, 4))
+		failed = "PS_UDP listener";
+	if (!failed && create_id(fc, 7, RDMA_PS_UDP, &u))
+		failed = "create PS_UDP client";
+	if (!failed && (resolve_ip(fc, u, &a) || wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000)))
+		failed = "resolve address";
+	if (!failed && (resolve_route(fc, u) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000)))
+		failed = "resolve route";
+	c.id = u;
+	c.conn_param.valid = 1;
+	c.conn_param.qp_num = 0x78a;
+	c.conn_param.qkey = 0x11111111;
+	c.conn_param.private_data_len = sizeof(pd);
+	memcpy(c.conn_param.private_data, pd, sizeof(pd));
+	if (!failed && CMD(fc, RDMA_USER_CM_CMD_CONNECT, c, 0))
+		failed = "connect (SIDR)";
+	if (!failed && wait_event(fl, EV_CONNECT_REQUEST, &ev, 10000))
+		failed = "no CONNECT_REQUEST";
+	ud_len = failed ? 0 : ev.param.ud.private_data_len;
+	if (!failed && !ud_len)
+		failed = "the UD request carried no ud.private_data_len";
+	if (!failed && create_id(fl, 9, RDMA_PS_TCP, &t))
+		failed = "create TCP id";
+	memset(&ev, 0xa5, sizeof(ev));
+	if (!failed && (resolve_ip(fl, t, &a) || wait_event(fl, EV_ADDR_RESOLVED, &ev, 10000)))
+		failed = "resolve address on the listener's file";
+	for (size_t i = 0; !failed && i < sizeof(ev.param); i++)
+		nonzero += ((const uint8_t *)&ev.param)[i] != 0;
+	ktap_result(!failed && !nonzero, "event_param_clear_after_ud_request",
+		    "%s; the UD request's ud.private_data_len %u; %zu nonzero bytes in ADDR_RESOLVED's param (byte 296: %u)",
+		    failed ? failed : "resolved", ud_len, nonzero, ((const uint8_t *)&ev.param)[296]);
+	close(fc);
+	close(fl);
+}
+
 /* QUERY IB_SERVICE where no service record was resolved: ENOSPC, then ENODATA. */
 static void test_query_ib_service(struct cmds_files *self)
 {
@@ -2182,6 +2241,12 @@ TEST_F_TIMEOUT(cmds, layout, 30)
 {
 	ktap_header(1);
 	test_connect_request_layout();
+}
+
+TEST_F_TIMEOUT(cmds, spare_event_param, 30)
+{
+	ktap_header(1);
+	test_spare_event_param();
 }
 
 TEST_F_TIMEOUT(cmds, query_ib_service, 30)
