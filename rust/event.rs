@@ -5,7 +5,10 @@
 
 #![forbid(unsafe_code)]
 
-use core::pin::Pin;
+use core::{
+    mem::ManuallyDrop,
+    pin::Pin, //
+};
 
 use kernel::{
     alloc::Flags,
@@ -82,11 +85,16 @@ const SPARE_EVENTS: usize = 8;
 
 /// A file's spare events, a stack of at most [`SPARE_EVENTS`].
 ///
+/// The slots are dropped by [`SpareEvents`]'s own `Drop`, which visits the
+/// `len` kept ones only: the array's drop glue would test all
+/// [`SPARE_EVENTS`] of them at every file's release, most files having
+/// none.
+///
 /// # Invariants
 ///
 /// `slots[..len]` are `Some`, the rest `None`; `len <= SPARE_EVENTS`.
 pub(crate) struct SpareEvents {
-    slots: [Option<SpareEvent>; SPARE_EVENTS],
+    slots: ManuallyDrop<[Option<SpareEvent>; SPARE_EVENTS]>,
     len: usize,
 }
 
@@ -94,7 +102,7 @@ impl SpareEvents {
     /// No spares.
     pub(crate) const fn new() -> Self {
         SpareEvents {
-            slots: [const { None }; SPARE_EVENTS],
+            slots: ManuallyDrop::new([const { None }; SPARE_EVENTS]),
             len: 0,
         }
     }
@@ -126,6 +134,14 @@ impl SpareEvents {
             return None;
         }
         Some(core::mem::replace(self, SpareEvents::new()))
+    }
+}
+
+impl Drop for SpareEvents {
+    fn drop(&mut self) {
+        // By the invariant the slots from `len` on are `None`: taking the
+        // first `len` drops every spare.
+        while self.take().is_some() {}
     }
 }
 
