@@ -770,6 +770,33 @@ static void test_migrated_listener_close(void)
 }
 
 /*
+ * A SIDR request with private data @pd from UD id @client on @fc to the
+ * listener at @a on @fl: the client's address and route resolved, its
+ * CONNECT sent, the listener's CONNECT_REQUEST fetched into @ev. Returns
+ * NULL, or the step that failed.
+ */
+static const char *sidr_request(int fl, int fc, uint32_t client, const struct sockaddr_in *a,
+				const uint8_t *pd, uint8_t pd_len, struct rdma_ucm_event_resp *ev)
+{
+	struct rdma_ucm_connect c = { .id = client };
+
+	if (resolve_ip(fc, client, a) || wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000))
+		return "resolve address";
+	if (resolve_route(fc, client) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000))
+		return "resolve route";
+	c.conn_param.valid = 1;
+	c.conn_param.qp_num = 0x789;
+	c.conn_param.qkey = 0x11111111;
+	c.conn_param.private_data_len = pd_len;
+	memcpy(c.conn_param.private_data, pd, pd_len);
+	if (CMD(fc, RDMA_USER_CM_CMD_CONNECT, c, 0))
+		return "connect (SIDR)";
+	if (wait_event(fl, EV_CONNECT_REQUEST, ev, 10000))
+		return "no CONNECT_REQUEST";
+	return NULL;
+}
+
+/*
  * The CONNECT_REQUEST event's param is built with the listener's QP type
  * (conn or ud branch), not the new id's. An RDMA_PS_IB listener created
  * with qp_type 0 accepts both REQ and SIDR REQ (cma_ib_check_req_qp_type);
@@ -782,7 +809,6 @@ static void test_connect_request_layout(void)
 	static const uint8_t pd[8] = "layout!";
 	struct rdma_ucm_create_id cr = { .uid = 0x1b, .ps = RDMA_PS_IB, .qp_type = QPT_UD };
 	struct rdma_ucm_create_id_resp r = { .id = ~0u };
-	struct rdma_ucm_connect c = { 0 };
 	struct rdma_ucm_event_resp ev;
 	struct sockaddr_in a = rxe_addr;
 	int fl = ucma_dev_open();
@@ -797,19 +823,8 @@ static void test_connect_request_layout(void)
 	cr.response = (uintptr_t)&r;
 	if (!failed && CMD(fc, RDMA_USER_CM_CMD_CREATE_ID, cr, sizeof(r)))
 		failed = "create PS_IB UD client";
-	if (!failed && (resolve_ip(fc, r.id, &a) || wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000)))
-		failed = "resolve address";
-	if (!failed && (resolve_route(fc, r.id) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000)))
-		failed = "resolve route";
-	c.id = r.id;
-	c.conn_param.valid = 1;
-	c.conn_param.qp_num = 0x789;
-	c.conn_param.private_data_len = sizeof(pd);
-	memcpy(c.conn_param.private_data, pd, sizeof(pd));
-	if (!failed && CMD(fc, RDMA_USER_CM_CMD_CONNECT, c, 0))
-		failed = "connect (SIDR)";
-	if (!failed && wait_event(fl, EV_CONNECT_REQUEST, &ev, 10000))
-		failed = "no CONNECT_REQUEST";
+	if (!failed)
+		failed = sidr_request(fl, fc, r.id, &a, pd, sizeof(pd), &ev);
 	ktap_result(!failed && ev.param.conn.private_data_len != 0 &&
 			    !memcmp(ev.param.conn.private_data, pd, sizeof(pd)) &&
 			    ev.param.ud.private_data_len == 0,
@@ -836,7 +851,6 @@ static void test_connect_request_layout(void)
 static void test_spare_event_param(void)
 {
 	static const uint8_t pd[8] = "spare!";
-	struct rdma_ucm_connect c = { 0 };
 	struct rdma_ucm_event_resp ev;
 	struct sockaddr_in a = rxe_addr;
 	int fl = ucma_dev_open();
@@ -851,20 +865,8 @@ static void test_spare_event_param(void)
 		failed = "PS_UDP listener";
 	if (!failed && create_id(fc, 7, RDMA_PS_UDP, &u))
 		failed = "create PS_UDP client";
-	if (!failed && (resolve_ip(fc, u, &a) || wait_event(fc, EV_ADDR_RESOLVED, NULL, 10000)))
-		failed = "resolve address";
-	if (!failed && (resolve_route(fc, u) || wait_event(fc, EV_ROUTE_RESOLVED, NULL, 10000)))
-		failed = "resolve route";
-	c.id = u;
-	c.conn_param.valid = 1;
-	c.conn_param.qp_num = 0x78a;
-	c.conn_param.qkey = 0x11111111;
-	c.conn_param.private_data_len = sizeof(pd);
-	memcpy(c.conn_param.private_data, pd, sizeof(pd));
-	if (!failed && CMD(fc, RDMA_USER_CM_CMD_CONNECT, c, 0))
-		failed = "connect (SIDR)";
-	if (!failed && wait_event(fl, EV_CONNECT_REQUEST, &ev, 10000))
-		failed = "no CONNECT_REQUEST";
+	if (!failed)
+		failed = sidr_request(fl, fc, u, &a, pd, sizeof(pd), &ev);
 	ud_len = failed ? 0 : ev.param.ud.private_data_len;
 	if (!failed && !ud_len)
 		failed = "the UD request carried no ud.private_data_len";
