@@ -200,18 +200,24 @@ impl IdCounts {
         self.by_state.get(s as usize)
     }
 
+    // Most contexts have no joins: no read-modify-write of `joins` for
+    // them (an atomic RMW and, without inlined helpers, a call).
     fn add(&self, s: IdState, joins: u32) {
         if let Some(n) = self.count_of(s) {
             n.add(1, Relaxed);
         }
-        self.joins.add(u64::from(joins), Relaxed);
+        if joins != 0 {
+            self.joins.add(u64::from(joins), Relaxed);
+        }
     }
 
     fn remove(&self, s: IdState, joins: u32) {
         if let Some(n) = self.count_of(s) {
             n.fetch_sub(1, Relaxed);
         }
-        self.joins.fetch_sub(u64::from(joins), Relaxed);
+        if joins != 0 {
+            self.joins.fetch_sub(u64::from(joins), Relaxed);
+        }
     }
 
     fn moved(&self, from: IdState, to: IdState) {
