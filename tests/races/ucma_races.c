@@ -14,7 +14,7 @@
  * per case ("races.class01_destroy_vs_inflight_command"), each in a
  * process of its own (starting from srand(1)'s sequence) and killed after
  * its timeout: three times its longest run on the debug kernel at
- * RACE_ITERS 60 (tests/vm/run-suite sets 20 there), at least 30 s, scaled
+ * RACE_ITERS 60 (tests/vm/run-suite sets 30 there), at least 30 s, scaled
  * up with RACE_ITERS above 200. "ucma_races WORD..." runs the cases whose name
  * contains a WORD.
  */
