@@ -78,16 +78,17 @@ run_pair() { # $1 name $2 server $3 client $4 forever
 	else
 		# The server of a failed client may wait for it forever: it
 		# gets 5 s to end by itself. Every server here ends within
-		# seconds of a client that succeeded, but one can wait forever
-		# then too (rdma_server over rxe for the ACK of its last send,
-		# which rxe retries without end: see c-flakes): it gets 30 s,
-		# not the rest of its 120.
+		# seconds of a client that succeeded ("forever" ones are not
+		# waited for), but one can hang then too (rdma_server over rxe,
+		# for the ACK of its last send, which rxe retries without end:
+		# see c-flakes): it gets 30 s, not the rest of its 120.
 		grace=300
 		[ $rc = 0 ] || grace=50
 		for i in $(seq $grace); do kill -0 "$srv" 2>/dev/null || break; sleep 0.1; done
-		kill -0 "$srv" 2>/dev/null &&
+		if kill -0 "$srv" 2>/dev/null; then
 			echo "# $name: the server still ran $((grace / 10)) s after its client (rc $rc) ended: killed"
-		kill "$srv" 2>/dev/null
+			kill "$srv" 2>/dev/null
+		fi
 		wait "$srv"
 		src=$?
 	fi
