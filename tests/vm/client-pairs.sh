@@ -98,6 +98,12 @@ run_pair() { # $1 name $2 server $3 client $4 forever
 	}
 }
 
+# pair_tails NAME: the last lines of the client's and the server's output
+# of case NAME, on one line.
+pair_tails() {
+	echo "client: $(tail -n 3 "$logdir/$1.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$1.server" | tr '\n' ' ')"
+}
+
 # run_cases EXTRA: the KTAP header, a plan of the cases added plus EXTRA
 # cases the suite reports itself (case_result), then the cases. The retry
 # moves every "-p PORT" of both commands to 1PORT.
@@ -111,13 +117,14 @@ run_cases() {
 		n=$((n + 1))
 		if run_pair "$name" "$srv_cmd" "$cli_cmd" "$forever"; then
 			echo "ok $n $name"
-		elif echo "# $name failed once, retrying on another port" && sleep 2 &&
+		elif echo "# $name failed once, retrying on another port; $(pair_tails "$name")" &&
+			sleep 2 &&
 			retry_pair "$name" "$srv_cmd" "$cli_cmd" "$forever"; then
 			echo "ok $n $name # passed on retry"
 			retried=$((retried + 1))
 			[ "${UCMA_MODULE:-}" = c ] || probe_case "$name" "$srv_cmd" "$cli_cmd" "$forever"
 		else
-			echo "not ok $n $name # client: $(tail -n 3 "$logdir/$name.client" | tr '\n' ' ')| server: $(tail -n 3 "$logdir/$name.server" | tr '\n' ' ')"
+			echo "not ok $n $name # $(pair_tails "$name")"
 			fail=$((fail + 1))
 		fi
 	done
