@@ -135,7 +135,7 @@ run_cases() {
 retry_pair() {
 	run_pair "$1" "${2//-p /-p 1}" "${3//-p /-p 1}" "$4" && return 0
 	known_flake "$1" || return 1
-	echo "# $1 failed twice, a known shared flake: retrying once more"
+	echo "# $1 failed twice, a known shared flake: retrying once more; $(pair_tails "$1")"
 	run_pair "$1" "${2//-p /-p 2}" "${3//-p /-p 2}" "$4"
 }
 
