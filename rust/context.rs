@@ -322,9 +322,10 @@ pub(crate) struct Context {
     pub(crate) id: u32,
     /// The QP type of its rdma_cm id, fixed at creation.
     qp_type: QpType,
-    /// The command lock (M) and what it protects.
+    /// The command lock (M) and what it protects; commands take it with
+    /// [`Self::lock_state`].
     #[pin]
-    pub(crate) state: Mutex<ContextState>,
+    state: Mutex<ContextState>,
     /// The file the context belongs to (changed by MIGRATE_ID), and
     /// whether its per-state counts include the context.
     #[pin]
@@ -519,6 +520,27 @@ impl Context {
         })
     }
 
+    /// Takes the command lock (M), as every command does to reach the
+    /// rdma_cm id. The first time, it also makes the context the handler of
+    /// its id: an id is quiet until used (rdma_cm reports events only on
+    /// what a command started on it), so the handler is attached before the
+    /// first command uses the id, and an id destroyed unused (most of
+    /// `ucma_bench`'s create + destroy pairs, a release's unused ids) never
+    /// takes the mutex, the reference and the atomic exchange of an attach.
+    /// A connect request's new id has its handler from the request.
+    #[inline]
+    pub(crate) fn lock_state(self: &Arc<Self>) -> MutexGuard<'_, ContextState> {
+        let st = self.state.lock();
+        if let ContextState::Live(cm) = &*st {
+            if !cm.is_attached() {
+                // Refused only if the id was used: every use is under M,
+                // after this.
+                let _ = cm.attach(self.clone());
+            }
+        }
+        st
+    }
+
     /// The file the context belongs to now.
     pub(crate) fn file(&self) -> Arc<UcmaFile> {
         self.file.lock().file.clone()
@@ -680,14 +702,9 @@ impl Context {
         let init = CmId::new_user(ps, qp_type)
             .map(|cm_id| Context::new(r.id(), file.into(), uid, qp_type, cm_id, IdState::Idle));
         match init.and_then(|init| Arc::pin_init(init, GFP_ACCOUNTED)) {
-            Ok(ctx) => {
-                // The id is quiet until used, which needs the context
-                // published: nothing was missed.
-                if let ContextState::Live(cm) = &*ctx.state.lock() {
-                    let _ = cm.attach(ctx.clone());
-                }
-                Ok((ctx, r))
-            }
+            // The context becomes its id's handler at the first command on
+            // it ([`Self::lock_state`]).
+            Ok(ctx) => Ok((ctx, r)),
             Err(e) => {
                 r.release();
                 Err(e)
@@ -978,7 +995,7 @@ impl Context {
         if !Arc::ptr_eq(from, to) && !to.lock().id_room() {
             return Err(EMFILE);
         }
-        let st = self.state.lock();
+        let st = self.lock_state();
         let cm = st.cm_id()?;
         // No event of this context is queued while it moves.
         let _handler = cm.lock_handler();
@@ -1057,7 +1074,7 @@ impl Context {
     /// [`Self::write_event`] for a context found off `file`'s list.
     #[cold]
     fn write_event_off_list(self: &Arc<Self>, file: &UcmaFile, uid: u64, ev: UserEvent) -> Result {
-        let st = self.state.lock();
+        let st = self.lock_state();
         st.cm_id()?;
         if !self.belongs_to(file) {
             return Err(EINVAL);
@@ -1099,7 +1116,7 @@ impl Context {
     /// SET_OPTION IB_PATH: sets the route from a user path record, then
     /// reports ROUTE_RESOLVED as rdma_cm would have.
     pub(crate) fn set_ib_path(self: &Arc<Self>, wire: &[u8; 64]) -> Result {
-        let st = self.state.lock();
+        let st = self.lock_state();
         let cm = st.cm_id_dev()?;
         // The event first: once rdma_cm has the route, a failed allocation
         // could neither report it nor let the command be retried (the id is

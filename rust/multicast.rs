@@ -67,7 +67,7 @@ impl Multicast {
         reply: impl FnOnce(u32) -> Result,
     ) -> Result {
         let addr = SockAddr::from_bytes(addr);
-        let mut st = ctx.state.lock();
+        let mut st = ctx.lock_state();
         // `ucma_get_ctx_dev`: a zombie or unbound context fails first.
         st.cm_id_dev()?;
         let r = device.multicasts.lock().reserve(GFP_ACCOUNTED_RAW)?;
@@ -121,7 +121,7 @@ impl Multicast {
             return Err(EINVAL);
         }
         let ctx = &mc.ctx;
-        let mut st = ctx.state.lock();
+        let mut st = ctx.lock_state();
         let cm = st.cm_id_mut()?;
         // Only one LEAVE (or the context's destruction) wins the join.
         let taken = file

@@ -957,6 +957,9 @@ pub struct CmId<H: CmHandler> {
     /// request's new id always was): from then on rdma_cm may read its
     /// `context` word, and [`CmId::attach`] refuses.
     used: Cell<bool>,
+    /// Whether the id has its handler object from [`CmId::attach`], or is
+    /// a connect request's new id, which gets it through [`PendingAttach`].
+    attached: Cell<bool>,
     _handler: PhantomData<Arc<H>>,
 }
 
@@ -1031,6 +1034,7 @@ impl<H: CmHandler> CmId<H> {
             ptr,
             joins: Joins::default(),
             used: Cell::new(false),
+            attached: Cell::new(false),
             _handler: PhantomData,
         })
     }
@@ -1045,6 +1049,15 @@ impl<H: CmHandler> CmId<H> {
     fn used_raw(&self) -> *mut sys::rdma_cm_id {
         self.used.set(true);
         self.raw()
+    }
+
+    /// Whether the id has its handler object from [`Self::attach`], or is
+    /// the new id of a connect request (which gets it through
+    /// [`PendingAttach`]): for a caller that attaches lazily, before the
+    /// id's first use, without taking a reference each time to be refused.
+    #[inline]
+    pub fn is_attached(&self) -> bool {
+        self.attached.get()
     }
 
     /// Makes `handler` the object the id's events are delivered to; the id
@@ -1063,7 +1076,10 @@ impl<H: CmHandler> CmId<H> {
         let raw = word_of(handler);
         // INVARIANT: an unused id's word is null until set here, once.
         match self.word().cmpxchg(core::ptr::null_mut(), raw, Full) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.attached.set(true);
+                Ok(())
+            }
             // SAFETY: `raw` came from `Arc::into_raw` above and was not stored.
             Err(_) => Err(unsafe { Arc::from_raw(raw.cast_const().cast()) }),
         }
@@ -1500,6 +1516,7 @@ impl<'a, H: CmHandler> ConnectRequest<'a, H> {
             ptr: self.ptr,
             joins: Joins::default(),
             used: Cell::new(true),
+            attached: Cell::new(true),
             _handler: PhantomData,
         };
         (

@@ -715,14 +715,14 @@ impl UcmaFile {
     /// (`ucma_get_ctx` semantics).
     fn on_cm<R>(&self, id: u32, f: impl FnOnce(&CmId<Context>) -> Result<R>) -> Result<R> {
         let ctx = Context::lookup(self, id)?;
-        let st = ctx.state.lock();
+        let st = ctx.lock_state();
         f(st.cm_id()?)
     }
 
     /// As [`Self::on_cm`], for an id bound to a device (`ucma_get_ctx_dev`).
     fn on_cm_dev<R>(&self, id: u32, f: impl FnOnce(&CmId<Context>) -> Result<R>) -> Result<R> {
         let ctx = Context::lookup(self, id)?;
-        let st = ctx.state.lock();
+        let st = ctx.lock_state();
         f(st.cm_id_dev()?)
     }
 
@@ -737,7 +737,7 @@ impl UcmaFile {
         f: impl FnOnce(&CmId<Context>) -> Result,
     ) -> Result {
         let ctx = Context::lookup(self, id)?;
-        let st = ctx.state.lock();
+        let st = ctx.lock_state();
         let cm = if dev { st.cm_id_dev()? } else { st.cm_id()? };
         let from = ctx.id_state();
         f(cm)?;
@@ -930,7 +930,7 @@ impl UcmaFile {
     fn query(&self, p: UserPtr, out: usize) -> Result {
         let cmd: Query = read_cmd(p)?;
         let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
+        let st = ctx.lock_state();
         let cm: &RdmaCmId = st.cm_id()?;
         match cmd.option {
             QUERY_ADDR | QUERY_GID => {
@@ -999,7 +999,7 @@ impl UcmaFile {
         } else {
             cmd.backlog
         };
-        let st = ctx.state.lock();
+        let st = ctx.lock_state();
         let cm = st.cm_id()?;
         let listener = ctx.set_backlog(&st, backlog)?;
         let from = ctx.id_state();
@@ -1022,7 +1022,7 @@ impl UcmaFile {
             cmd.ece = Ece::new_zeroed();
         }
         let ctx = Context::lookup(self, cmd.id)?;
-        let st = ctx.state.lock();
+        let st = ctx.lock_state();
         let cm = st.cm_id_dev()?;
         let ece = marshal::ece(&cmd.ece);
         // The id's one answer to a connect, as REJECT's.
@@ -1154,7 +1154,7 @@ impl UcmaFile {
         let optval = optval.as_slice();
         match cmd.level {
             OPTION_ID => {
-                let st = ctx.state.lock();
+                let st = ctx.lock_state();
                 let cm = st.cm_id()?;
                 let int_opt = || -> Result<bool> {
                     let b: [u8; 4] = optval.try_into().map_err(|_| EINVAL)?;
