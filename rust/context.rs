@@ -522,12 +522,14 @@ impl Context {
 
     /// Takes the command lock (M), as every command does to reach the
     /// rdma_cm id. The first time, it also makes the context the handler of
-    /// its id: an id is quiet until used (rdma_cm reports events only on
-    /// what a command started on it), so the handler is attached before the
+    /// its id: an id is quiet until used (rdma_cm reports events only on an
+    /// id a command bound, resolved or made listen, the device's and the
+    /// network's events included), so the handler is attached before the
     /// first command uses the id, and an id destroyed unused (most of
-    /// `ucma_bench`'s create + destroy pairs, a release's unused ids) never
-    /// takes the mutex, the reference and the atomic exchange of an attach.
-    /// A connect request's new id has its handler from the request.
+    /// `ucma_bench`'s create + destroy pairs, a release's unused ids) takes
+    /// M once, in its close, and never the reference and the atomic
+    /// exchange of an attach. A connect request's new id has its handler
+    /// from the request.
     #[inline]
     pub(crate) fn lock_state(self: &Arc<Self>) -> MutexGuard<'_, ContextState> {
         let st = self.state.lock();

@@ -958,7 +958,8 @@ pub struct CmId<H: CmHandler> {
     /// `context` word, and [`CmId::attach`] refuses.
     used: Cell<bool>,
     /// Whether the id has its handler object from [`CmId::attach`], or is
-    /// a connect request's new id, which gets it through [`PendingAttach`].
+    /// a connect request's new id, which gets one through [`PendingAttach`]
+    /// or none (refused): either way `attach` is not for it.
     attached: Cell<bool>,
     _handler: PhantomData<Arc<H>>,
 }
@@ -1052,9 +1053,10 @@ impl<H: CmHandler> CmId<H> {
     }
 
     /// Whether the id has its handler object from [`Self::attach`], or is
-    /// the new id of a connect request (which gets it through
-    /// [`PendingAttach`]): for a caller that attaches lazily, before the
-    /// id's first use, without taking a reference each time to be refused.
+    /// the new id of a connect request (which gets one through
+    /// [`PendingAttach`], or none): for a caller that attaches lazily,
+    /// before the id's first use, without taking a reference each time to
+    /// be refused.
     #[inline]
     pub fn is_attached(&self) -> bool {
         self.attached.get()
