@@ -179,11 +179,16 @@ impl IdState {
 
 /// A file's contexts by [`IdState`], and their multicast joins, kept as
 /// they change so that fdinfo reads them in O(1). Each listed context adds
-/// one to its state's count and its joins to `joins` (see [`Placement`]);
-/// every change is made under that context's `file` lock, so a count is a
-/// sum of the listed contexts' shares and never reads below zero.
+/// one to its state's count, unless idle, and its joins to `joins` (see
+/// [`Placement`]); every change is made under that context's `file` lock,
+/// so a count is a sum of the listed contexts' shares and never reads below
+/// zero. The idle ones are not counted as they come and go (most ids are
+/// created and destroyed idle, and then cost no read-modify-write here):
+/// they are the listed contexts in no other state ([`Self::in_state`]).
 pub(crate) struct IdCounts {
-    by_state: [Atomic<u64>; IdState::ALL.len()],
+    /// The count of each state but [`IdState::Idle`] (0), at the state's
+    /// value less one.
+    by_state: [Atomic<u64>; IdState::ALL.len() - 1],
     joins: Atomic<u64>,
 }
 
@@ -191,13 +196,16 @@ impl IdCounts {
     /// No context counted.
     pub(crate) fn new() -> Self {
         IdCounts {
-            by_state: [const { Atomic::new(0) }; IdState::ALL.len()],
+            by_state: [const { Atomic::new(0) }; IdState::ALL.len() - 1],
             joins: Atomic::new(0),
         }
     }
 
+    /// The count of state `s`; none for [`IdState::Idle`].
     fn count_of(&self, s: IdState) -> Option<&Atomic<u64>> {
-        self.by_state.get(s as usize)
+        (s as usize)
+            .checked_sub(1)
+            .and_then(|i| self.by_state.get(i))
     }
 
     // Most contexts have no joins: no read-modify-write of `joins` for
@@ -237,9 +245,18 @@ impl IdCounts {
         }
     }
 
-    /// The contexts in state `s`.
-    pub(crate) fn in_state(&self, s: IdState) -> u64 {
-        self.count_of(s).map_or(0, |n| n.load(Relaxed))
+    /// The contexts in state `s`, of the `listed` contexts the counts are
+    /// of: for [`IdState::Idle`], those in no other state. The counts are
+    /// read one by one, as they change: a context that changes state
+    /// meanwhile may be seen in two states or none.
+    pub(crate) fn in_state(&self, s: IdState, listed: u64) -> u64 {
+        match self.count_of(s) {
+            Some(n) => n.load(Relaxed),
+            None => self
+                .by_state
+                .iter()
+                .fold(listed, |idle, n| idle.saturating_sub(n.load(Relaxed))),
+        }
     }
 
     /// The joins of the counted contexts.

@@ -1390,8 +1390,11 @@ impl UcmaFile {
         let _coverage = KcovHandle::of_current().section();
         let inner = state.lock();
         seq_print!(m, "rdma_cm_ids:\t{}\n", inner.listed);
+        // `listed` changes under the lock held here, with the counts of the
+        // contexts it lists (see `IdCounts`).
+        let listed = u64::try_from(inner.listed).unwrap_or(u64::MAX);
         for s in IdState::ALL {
-            let n = state.counts.in_state(s);
+            let n = state.counts.in_state(s, listed);
             seq_print!(m, "rdma_cm_ids_{}:\t{n}\n", s.name());
         }
         // The caps as loaded (0: none), and what they refused on this file.
