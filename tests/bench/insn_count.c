@@ -226,10 +226,6 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 				break;
 			}
 		}
-		if (b) {
-			b->n_calls = calls;
-			b->n_atomics = atomics;
-		}
 		qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 							 &kernel_blocks, 1);
 		if (calls)
@@ -238,10 +234,12 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (atomics)
 			qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 								 &kernel_atomics, atomics);
-
-		if (b)
+		if (b) {
+			b->n_calls = calls;
+			b->n_atomics = atomics;
 			qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64,
 								 &b->entries, 1);
+		}
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
